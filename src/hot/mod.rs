@@ -1,0 +1,263 @@
+//! Hot-article core: the decay formula, the dedup decision and top-N
+//! selection with a pruning bound. Pure Rust, no Redis; times are
+//! milliseconds since the unix epoch.
+
+use std::cmp::Ordering;
+
+/// Milliseconds in an hour.
+pub const HOUR_MS: f64 = 3_600_000.0;
+
+/// Parameters of the gravity formula
+/// `score = (alpha·pv + beta·uv) / (hours_since_publish + base)^gamma`
+/// (the Hacker News ranking family: Amir Salihefendic, "How Hacker News
+/// ranking algorithm works", 2010; gamma 1.3–1.8 is the usual range).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Formula {
+    /// Weight of a page view (PV). Default 1.0, range 0..=1e6.
+    pub alpha: f64,
+    /// Weight of a unique visitor (UV). Default 1.2, range 0..=1e6.
+    pub beta: f64,
+    /// Hours added to the age, so a new article's score is finite. Default 2, range (0, 1e6].
+    pub base: f64,
+    /// Gravity exponent. Default 1.5, range 0..=10.
+    pub gamma: f64,
+}
+
+impl Default for Formula {
+    fn default() -> Self {
+        Formula {
+            alpha: 1.0,
+            beta: 1.2,
+            base: 2.0,
+            gamma: 1.5,
+        }
+    }
+}
+
+impl Formula {
+    /// The time-independent numerator `alpha·pv + beta·uv`.
+    pub fn numerator(&self, pv: i64, uv: i64) -> f64 {
+        self.alpha * pv as f64 + self.beta * uv as f64
+    }
+
+    /// The decayed score at `at_ms` of an article published at `published_ms`.
+    /// Age in hours is clamped at 0 (a view before publication counts as age 0).
+    pub fn score(&self, pv: i64, uv: i64, published_ms: i64, at_ms: i64) -> f64 {
+        let hours = ((at_ms - published_ms) as f64 / HOUR_MS).max(0.0);
+        self.numerator(pv, uv) / (hours + self.base).powf(self.gamma)
+    }
+
+    /// A fingerprint of the parameters: equal fingerprints give equal scores.
+    pub fn fingerprint(&self) -> String {
+        format!(
+            "{:x}-{:x}-{:x}-{:x}",
+            self.alpha.to_bits(),
+            self.beta.to_bits(),
+            self.base.to_bits(),
+            self.gamma.to_bits()
+        )
+    }
+}
+
+/// Whether a view at `at_ms` is a repeat of a counted view at `last_counted_ms`:
+/// true when `0 <= at_ms - last_counted_ms < window_ms`. The window starts at
+/// each counted view (duplicates do not extend it); a view older than the last
+/// counted one (an out-of-order AT) is counted.
+pub fn is_duplicate(last_counted_ms: Option<i64>, at_ms: i64, window_ms: i64) -> bool {
+    match last_counted_ms {
+        Some(last) => {
+            let gap = at_ms.saturating_sub(last);
+            (0..window_ms).contains(&gap)
+        }
+        None => false,
+    }
+}
+
+/// Hot-list order: higher score first, equal scores by article id ascending.
+pub fn hot_order(a: (&[u8], f64), b: (&[u8], f64)) -> Ordering {
+    b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0))
+}
+
+/// The best `n` articles seen so far, in [`hot_order`].
+#[derive(Debug)]
+pub struct TopN {
+    n: usize,
+    best: Vec<(Vec<u8>, f64)>,
+}
+
+impl TopN {
+    /// An empty selection of at most `n` entries.
+    pub fn new(n: usize) -> Self {
+        TopN {
+            n,
+            best: Vec::with_capacity(n.min(1024) + 1),
+        }
+    }
+
+    /// Offers a candidate with its exact score at query time.
+    pub fn offer(&mut self, article: &[u8], score: f64) {
+        if self.n == 0 {
+            return;
+        }
+        if self.best.len() == self.n {
+            let worst = &self.best[self.n - 1];
+            if hot_order((article, score), (&worst.0, worst.1)) != Ordering::Less {
+                return;
+            }
+            self.best.pop();
+        }
+        let pos = self
+            .best
+            .partition_point(|(a, s)| hot_order((a, *s), (article, score)) == Ordering::Less);
+        self.best.insert(pos, (article.to_vec(), score));
+    }
+
+    /// True when no candidate whose score is at most `upper_bound` can enter:
+    /// the selection is full and its worst score is strictly greater.
+    /// (An equal score could still enter by a smaller article id.)
+    pub fn is_closed_below(&self, upper_bound: f64) -> bool {
+        self.n == 0 || (self.best.len() == self.n && self.best[self.n - 1].1 > upper_bound)
+    }
+
+    /// The selection, best first.
+    pub fn into_sorted(self) -> Vec<(Vec<u8>, f64)> {
+        self.best
+    }
+}
+
+/// One article as the reference model sees it.
+#[derive(Clone, Debug)]
+pub struct Article {
+    pub id: Vec<u8>,
+    pub pv: i64,
+    pub uv: i64,
+    pub published_ms: i64,
+}
+
+/// Brute-force hot list: scores every article at `at_ms`, keeps those
+/// published in `[at_ms - window_ms, at_ms]` when a window is given, sorts in
+/// [`hot_order`] and keeps `n`. The reference for tests of the pruned path.
+pub fn brute_force_top(
+    f: &Formula,
+    articles: &[Article],
+    at_ms: i64,
+    window_ms: Option<i64>,
+    n: usize,
+) -> Vec<(Vec<u8>, f64)> {
+    let mut all: Vec<(Vec<u8>, f64)> = articles
+        .iter()
+        .filter(|a| in_window(a.published_ms, at_ms, window_ms))
+        .map(|a| (a.id.clone(), f.score(a.pv, a.uv, a.published_ms, at_ms)))
+        .collect();
+    all.sort_by(|a, b| hot_order((&a.0, a.1), (&b.0, b.1)));
+    all.truncate(n);
+    all
+}
+
+/// Whether an article published at `published_ms` is inside a `WINDOW` of
+/// `window_ms` ending at `at_ms` (both ends included). No window: always.
+pub fn in_window(published_ms: i64, at_ms: i64, window_ms: Option<i64>) -> bool {
+    match window_ms {
+        Some(w) => published_ms <= at_ms && published_ms >= at_ms.saturating_sub(w),
+        None => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn score_matches_hand_computed_values() {
+        let f = Formula::default();
+        // 10 PV, 5 UV, viewed at publication: (10 + 6) / 2^1.5 = 16 / 2.828427… = 5.656854…
+        let s = f.score(10, 5, 0, 0);
+        assert!((s - 5.656_854_249_492_381).abs() < 1e-12, "{s}");
+        // 2 hours later: 16 / 4^1.5 = 16 / 8 = 2
+        assert_eq!(f.score(10, 5, 0, 2 * 3_600_000), 2.0);
+        // 7 hours later: 16 / 9^1.5 = 16 / 27
+        assert!((f.score(10, 5, 0, 7 * 3_600_000) - 16.0 / 27.0).abs() < 1e-15);
+        // A view before publication counts as age 0.
+        assert_eq!(f.score(10, 5, 3_600_000, 0), f.score(10, 5, 0, 0));
+    }
+
+    #[test]
+    fn fingerprint_changes_with_any_parameter() {
+        let a = Formula::default();
+        let b = Formula { gamma: 1.8, ..a };
+        assert_ne!(a.fingerprint(), b.fingerprint());
+        assert_eq!(a.fingerprint(), Formula::default().fingerprint());
+    }
+
+    #[test]
+    fn repeat_view_within_window_is_duplicate() {
+        let w = 900_000;
+        assert!(!is_duplicate(None, 5, w));
+        assert!(is_duplicate(Some(0), 0, w));
+        assert!(is_duplicate(Some(0), 899_999, w));
+        assert!(!is_duplicate(Some(0), 900_000, w));
+        // An out-of-order view older than the last counted one is counted.
+        assert!(!is_duplicate(Some(1_000_000), 999_999, w));
+        // A window of 0 turns dedup off.
+        assert!(!is_duplicate(Some(0), 0, 0));
+    }
+
+    #[test]
+    fn top_n_breaks_ties_by_article_ascending() {
+        let mut t = TopN::new(2);
+        t.offer(b"c", 1.0);
+        t.offer(b"b", 1.0);
+        t.offer(b"a", 1.0);
+        t.offer(b"z", 0.5);
+        let got: Vec<_> = t.into_sorted().into_iter().map(|(a, _)| a).collect();
+        assert_eq!(got, vec![b"a".to_vec(), b"b".to_vec()]);
+    }
+
+    #[test]
+    fn top_n_closes_only_below_strictly_smaller_bounds() {
+        let mut t = TopN::new(1);
+        assert!(!t.is_closed_below(0.0));
+        t.offer(b"b", 2.0);
+        assert!(t.is_closed_below(1.9));
+        assert!(!t.is_closed_below(2.0));
+    }
+
+    fn articles() -> impl Strategy<Value = Vec<Article>> {
+        prop::collection::vec((0i64..50, 0i64..50, 0i64..1_000_000_000), 0..60).prop_map(|v| {
+            v.into_iter()
+                .enumerate()
+                .map(|(i, (pv, uv, p))| Article {
+                    id: format!("a{}", i % 37).into_bytes(),
+                    pv,
+                    uv,
+                    published_ms: p,
+                })
+                .collect()
+        })
+    }
+
+    proptest! {
+        /// Offering candidates in order of an upper bound and stopping as soon
+        /// as the selection is closed gives the brute-force answer.
+        #[test]
+        fn pruned_selection_equals_brute_force(arts in articles(), n in 1usize..10, extra in 0i64..500_000_000) {
+            let f = Formula::default();
+            // Deduplicate ids as a board would.
+            let mut seen = std::collections::BTreeMap::new();
+            for a in arts { seen.insert(a.id.clone(), a); }
+            let arts: Vec<Article> = seen.into_values().collect();
+            let view_ms = 1_000_000_000;
+            let at = view_ms + extra;
+            // Stored scores: as of the last view (upper bounds at any later time).
+            let mut stored: Vec<(f64, &Article)> = arts.iter().map(|a| (f.score(a.pv, a.uv, a.published_ms, view_ms), a)).collect();
+            stored.sort_by(|x, y| y.0.total_cmp(&x.0));
+            let mut top = TopN::new(n);
+            for (bound, a) in &stored {
+                if top.is_closed_below(*bound) { break; }
+                top.offer(&a.id, f.score(a.pv, a.uv, a.published_ms, at));
+            }
+            prop_assert_eq!(top.into_sorted(), brute_force_top(&f, &arts, at, None, n));
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! Derived key names: the one place that builds them. Pure Rust, no Redis.
+//!
+//! Layout: `<K>\0<kind>[:<parts>]`, where `K` is the board key and `\0` is a
+//! zero byte; a board key with no hash tag gets its own name as the tag:
+//! `<K>\0{<K>}<kind>…`. So:
+//! - every derived key starts with `K`: an ACL key pattern such as
+//!   `~hot:{news}*` that covers the board covers its derived keys;
+//! - every derived key hashes to `K`'s cluster slot;
+//! - names never collide: board keys may not contain a zero byte, so the first
+//!   zero byte marks where `K` ends, and every part but the last is length
+//!   prefixed, whatever bytes the ids hold (`:`, `{`, `}`, spaces, newlines…).
+//!   A derived key is never itself a valid board key.
+
+/// What a derived key holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Article page-view counter (string, INCRBY).
+    Pv,
+    /// Article unique visitors (HyperLogLog).
+    Uv,
+    /// Article meta hash: `publishedAt` (ms), `uv` (last PFCOUNT).
+    Meta,
+    /// Dedup marker for one (article, visitor) pair: last counted view (ms).
+    Seen,
+    /// HOT board meta hash (`maxViewAt`, `fp`).
+    HotBoard,
+    /// RANK board layout (string).
+    Layout,
+}
+
+impl Kind {
+    fn tag(self) -> &'static [u8] {
+        match self {
+            Kind::Pv => b"pv",
+            Kind::Uv => b"uv",
+            Kind::Meta => b"meta",
+            Kind::Seen => b"seen",
+            Kind::HotBoard => b"board",
+            Kind::Layout => b"layout",
+        }
+    }
+}
+
+/// The hash tag Redis Cluster would use for `key`: the bytes between the first
+/// `{` and the first `}` after it, if non-empty; `None` when the whole key is hashed.
+pub fn hash_tag(key: &[u8]) -> Option<&[u8]> {
+    let open = key.iter().position(|&b| b == b'{')?;
+    let close = key[open + 1..].iter().position(|&b| b == b'}')?;
+    (close > 0).then(|| &key[open + 1..open + 1 + close])
+}
+
+/// Checks that `board` can be a board key: no zero byte, and a key without a
+/// hash tag must not contain `{` or `}` (its derived keys use it as their tag).
+/// Errors start with `ERR board key`.
+pub fn check_board(board: &[u8]) -> Result<(), String> {
+    if board.contains(&0) {
+        return Err("ERR board key must not contain a zero byte".into());
+    }
+    if hash_tag(board).is_none() && board.iter().any(|&b| b == b'{' || b == b'}') {
+        return Err(
+            "ERR board key has a '{' or '}' but no hash tag: use a key such as hot:{news}".into(),
+        );
+    }
+    Ok(())
+}
+
+/// Builds a derived key name. `parts` are ids (article, visitor). Call
+/// [`check_board`] first; for a board that fails it the guarantees do not hold.
+pub fn derived(board: &[u8], kind: Kind, parts: &[&[u8]]) -> Vec<u8> {
+    let wrap = hash_tag(board).is_none();
+    let extra: usize = parts.iter().map(|p| p.len() + 12).sum();
+    let mut out = Vec::with_capacity(2 * board.len() + 16 + extra);
+    out.extend_from_slice(board);
+    out.push(0);
+    if wrap {
+        out.push(b'{');
+        out.extend_from_slice(board);
+        out.push(b'}');
+    }
+    out.extend_from_slice(kind.tag());
+    for (i, part) in parts.iter().enumerate() {
+        out.push(b':');
+        if i + 1 < parts.len() {
+            out.extend_from_slice(part.len().to_string().as_bytes());
+            out.push(b':');
+        }
+        out.extend_from_slice(part);
+    }
+    out
+}
+
+/// CRC16/XMODEM as used by Redis Cluster, for tests of slot placement.
+pub fn crc16(data: &[u8]) -> u16 {
+    let mut crc: u16 = 0;
+    for &b in data {
+        crc ^= u16::from(b) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc
+}
+
+/// The Redis Cluster slot (0..16384) of `key`.
+pub fn slot(key: &[u8]) -> u16 {
+    crc16(hash_tag(key).unwrap_or(key)) % 16384
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn crc16_matches_redis_reference_value() {
+        // From the Redis Cluster spec: CRC16 of "123456789" is 0x31C3.
+        assert_eq!(crc16(b"123456789"), 0x31C3);
+        assert_eq!(slot(b"foo"), 12182);
+        assert_eq!(slot(b"{user1000}.following"), slot(b"user1000"));
+    }
+
+    #[test]
+    fn derived_key_is_readable() {
+        assert_eq!(
+            derived(b"hot:{news}", Kind::Pv, &[b"a1"]),
+            b"hot:{news}\0pv:a1"
+        );
+        assert_eq!(derived(b"lb", Kind::Layout, &[]), b"lb\0{lb}layout");
+        assert_eq!(
+            derived(b"hot:{n}", Kind::Seen, &[b"a:1", b"v"]),
+            b"hot:{n}\0seen:3:a:1:v"
+        );
+    }
+
+    #[test]
+    fn derived_keys_start_with_the_board_key() {
+        for b in [&b"hot:news"[..], b"hot:{news}"] {
+            assert!(derived(b, Kind::Meta, &[b"x"]).starts_with(b));
+        }
+    }
+
+    #[test]
+    fn board_with_closing_brace_and_no_tag_is_refused() {
+        assert!(check_board(b"a}b").is_err());
+        assert!(check_board(b"a{}b").is_err());
+        assert!(check_board(b"a{b").is_err());
+        assert!(check_board(b"a\0b").is_err());
+        assert!(check_board(b"hot:{x}").is_ok());
+        assert!(check_board(b"hot:{x}}{").is_ok());
+        assert!(check_board(b"hot:news").is_ok());
+    }
+
+    fn any_kind() -> impl Strategy<Value = Kind> {
+        prop_oneof![
+            Just(Kind::Pv),
+            Just(Kind::Uv),
+            Just(Kind::Meta),
+            Just(Kind::Seen),
+            Just(Kind::HotBoard),
+            Just(Kind::Layout)
+        ]
+    }
+
+    fn id() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(
+            prop_oneof![Just(b':'), Just(b'{'), Just(b'}'), Just(b' '), any::<u8>()],
+            0..12,
+        )
+    }
+
+    fn parts_for(kind: Kind) -> impl Strategy<Value = Vec<Vec<u8>>> {
+        let n = match kind {
+            Kind::HotBoard | Kind::Layout => 0,
+            Kind::Seen => 2,
+            _ => 1,
+        };
+        prop::collection::vec(id(), n..=n)
+    }
+
+    fn entry() -> impl Strategy<Value = (Vec<u8>, Kind, Vec<Vec<u8>>)> {
+        (
+            id().prop_filter("board", |b| check_board(b).is_ok()),
+            any_kind(),
+        )
+            .prop_flat_map(|(b, k)| (Just(b), Just(k), parts_for(k)))
+    }
+
+    proptest! {
+        #[test]
+        fn derived_keys_stay_in_the_board_slot((board, kind, parts) in entry()) {
+            let p: Vec<&[u8]> = parts.iter().map(|v| v.as_slice()).collect();
+            prop_assert_eq!(slot(&derived(&board, kind, &p)), slot(&board));
+        }
+
+        #[test]
+        fn derived_keys_never_collide(a in entry(), b in entry()) {
+            prop_assume!(a != b);
+            let pa: Vec<&[u8]> = a.2.iter().map(|v| v.as_slice()).collect();
+            let pb: Vec<&[u8]> = b.2.iter().map(|v| v.as_slice()).collect();
+            prop_assert_ne!(derived(&a.0, a.1, &pa), derived(&b.0, b.1, &pb));
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! hotrank: hot-article ranking (`HOT.*`) and leaderboards (`RANK.*`) as native
+//! Redis module commands.
+//!
+//! Layout (see `../shared/STYLE.md`):
+//! - pure core, no Redis: [`hot`] (decay formula, dedup decision, top-N with
+//!   pruning), [`rank`] (score + time packing, layouts), [`keys`] (derived key
+//!   names and hash slots), [`parse`] (exact number and time parsing);
+//! - Redis glue: `commands` (handlers), `config` (module configs), `ffi` (the
+//!   only place with `unsafe` and raw API calls), and the registration below.
+
+pub mod hot;
+pub mod keys;
+pub mod parse;
+pub mod rank;
+
+mod commands;
+mod config;
+mod ffi;
+mod stats;
+
+use redis_module::{redis_module, Context, RedisString, Status};
+
+fn init(ctx: &Context, _args: &[RedisString]) -> Status {
+    ffi::register_info(ctx);
+    Status::Ok
+}
+
+redis_module! {
+    name: "hotrank",
+    version: 1,
+    allocator: (ffi::ModuleAlloc, ffi::ModuleAlloc),
+    data_types: [],
+    init: init,
+    commands: [
+        ["hot.publish", commands::hot::publish, "write deny-oom fast", 1, 1, 1, ""],
+        ["hot.view", commands::hot::view, "write deny-oom fast", 1, 1, 1, ""],
+        ["hot.top", commands::hot::top, "readonly", 1, 1, 1, ""],
+        ["hot.stats", commands::hot::stats, "readonly fast", 1, 1, 1, ""],
+        ["rank.create", commands::rank::create, "write deny-oom fast", 1, 1, 1, ""],
+        ["rank.incr", commands::rank::incr, "write deny-oom fast", 1, 1, 1, ""],
+        ["rank.set", commands::rank::set, "write deny-oom fast", 1, 1, 1, ""],
+        ["rank.score", commands::rank::score, "readonly fast", 1, 1, 1, ""],
+        ["rank.rank", commands::rank::rank, "readonly fast", 1, 1, 1, ""],
+        ["rank.range", commands::rank::range, "readonly", 1, 1, 1, ""],
+        ["rank.rem", commands::rank::rem, "write fast", 1, 1, 1, ""],
+        ["rank.card", commands::rank::card, "readonly fast", 1, 1, 1, ""],
+    ],
+    configurations: [
+        i64: [
+            ["dedup-seconds", &*config::DEDUP_SECONDS, 900, 0, 31_536_000, redis_module::configuration::ConfigurationFlags::DEFAULT, None],
+        ],
+        string: [
+            ["alpha", &*config::ALPHA, "1.0", redis_module::configuration::ConfigurationFlags::DEFAULT, None],
+            ["beta", &*config::BETA, "1.2", redis_module::configuration::ConfigurationFlags::DEFAULT, None],
+            ["base", &*config::BASE, "2", redis_module::configuration::ConfigurationFlags::DEFAULT, None],
+            ["gamma", &*config::GAMMA, "1.5", redis_module::configuration::ConfigurationFlags::DEFAULT, None],
+        ],
+        bool: [],
+        enum: [],
+        module_args_as_configuration: true,
+    ]
+}

@@ -1,0 +1,216 @@
+//! Exact parsing of command arguments: integers, unix times with up to three
+//! decimals, durations and finite floats. Pure Rust, no Redis.
+//!
+//! Every error message starts with `ERR ` and names the argument, as Redis
+//! clients expect.
+
+/// Latest accepted unix time: 9999-12-31T23:59:59.999Z, in milliseconds.
+pub const MAX_TIME_MS: i64 = 253_402_300_799_999;
+
+fn text<'a>(name: &str, raw: &'a [u8]) -> Result<&'a str, String> {
+    std::str::from_utf8(raw).map_err(|_| format!("ERR {name} is not a number"))
+}
+
+/// Parses a signed 64-bit decimal integer (`-?[0-9]+`, no sign `+`, no spaces).
+///
+/// Errors: `ERR <name> is not an integer or out of range`.
+pub fn parse_i64(name: &str, raw: &[u8]) -> Result<i64, String> {
+    let s = text(name, raw)?;
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("ERR {name} is not an integer or out of range"));
+    }
+    s.parse::<i64>()
+        .map_err(|_| format!("ERR {name} is not an integer or out of range"))
+}
+
+/// Parses a non-negative decimal with at most three fractional digits into
+/// thousandths (so `"12.5"` is `12500`), exactly, without going through f64.
+fn parse_milli(name: &str, raw: &[u8], what: &str) -> Result<i64, String> {
+    let bad = || format!("ERR {name} must be {what}");
+    let s = text(name, raw).map_err(|_| bad())?;
+    let (int, frac) = match s.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (s, ""),
+    };
+    let digits_ok = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
+    if int.is_empty() || !digits_ok(int) || !digits_ok(frac) || frac.len() > 3 {
+        return Err(bad());
+    }
+    if s.contains('.') && frac.is_empty() {
+        return Err(bad());
+    }
+    let whole: i64 = int.parse().map_err(|_| bad())?;
+    let mut milli: i64 = 0;
+    for (i, b) in frac.bytes().enumerate() {
+        milli += i64::from(b - b'0') * [100, 10, 1][i];
+    }
+    whole
+        .checked_mul(1000)
+        .and_then(|w| w.checked_add(milli))
+        .ok_or_else(bad)
+}
+
+/// Parses a unix time in seconds (`1700000000` or `1700000000.123`, at most
+/// three decimals, no sign, no exponent) into milliseconds, exactly.
+///
+/// Range: 0 ..= [`MAX_TIME_MS`]. Errors: `ERR <name> must be unix seconds …`.
+pub fn parse_time_ms(name: &str, raw: &[u8]) -> Result<i64, String> {
+    const WHAT: &str =
+        "unix seconds (an integer or a decimal with up to 3 digits) between 0 and 253402300799";
+    let ms = parse_milli(name, raw, WHAT)?;
+    if ms > MAX_TIME_MS {
+        return Err(format!("ERR {name} must be {WHAT}"));
+    }
+    Ok(ms)
+}
+
+/// Parses a duration: seconds with up to three decimals, optionally followed by
+/// one unit suffix `s`, `m`, `h` or `d` (`90`, `15m`, `72h`, `1.5d`), into
+/// milliseconds. Must be greater than 0 and at most 100 years.
+pub fn parse_duration_ms(name: &str, raw: &[u8]) -> Result<i64, String> {
+    const WHAT: &str = "a positive duration in seconds or with a unit s, m, h or d (e.g. 72h)";
+    let (num, mult) = match raw.last() {
+        Some(b's') => (&raw[..raw.len() - 1], 1),
+        Some(b'm') => (&raw[..raw.len() - 1], 60),
+        Some(b'h') => (&raw[..raw.len() - 1], 3600),
+        Some(b'd') => (&raw[..raw.len() - 1], 86_400),
+        _ => (raw, 1),
+    };
+    let ms = parse_milli(name, num, WHAT)?;
+    let total = ms
+        .checked_mul(mult)
+        .filter(|v| *v > 0 && *v <= 100 * 365 * 86_400_000);
+    total.ok_or_else(|| format!("ERR {name} must be {WHAT}"))
+}
+
+/// Parses a positive count (1 ..= max).
+pub fn parse_count(name: &str, raw: &[u8], max: i64) -> Result<i64, String> {
+    match parse_i64(name, raw) {
+        Ok(v) if (1..=max).contains(&v) => Ok(v),
+        _ => Err(format!("ERR {name} must be an integer between 1 and {max}")),
+    }
+}
+
+/// Parses a finite float (as Rust's `f64::from_str`; NaN and infinities are refused).
+pub fn parse_finite_f64(name: &str, raw: &[u8]) -> Result<f64, String> {
+    let s = text(name, raw)?;
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && s.trim() == s => Ok(v),
+        _ => Err(format!("ERR {name} must be a finite number")),
+    }
+}
+
+/// Formats milliseconds since the epoch as unix seconds with the fewest
+/// decimals that keep it exact (`1700000000`, `1700000000.5`).
+pub fn format_time_ms(ms: i64) -> String {
+    let (s, m) = (ms.div_euclid(1000), ms.rem_euclid(1000));
+    if m == 0 {
+        return s.to_string();
+    }
+    let frac = format!("{m:03}");
+    format!("{s}.{}", frac.trim_end_matches('0'))
+}
+
+/// Formats a score so that it parses back to the same f64 (shortest round-trip form).
+pub fn format_score(v: f64) -> String {
+    let plain = format!("{v}");
+    if plain.len() <= 24 {
+        plain
+    } else {
+        format!("{v:e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_parses_exactly_with_up_to_three_decimals() {
+        assert_eq!(parse_time_ms("AT", b"807235200"), Ok(807_235_200_000));
+        assert_eq!(parse_time_ms("AT", b"807235200.5"), Ok(807_235_200_500));
+        assert_eq!(parse_time_ms("AT", b"807235200.123"), Ok(807_235_200_123));
+        assert_eq!(parse_time_ms("AT", b"0.001"), Ok(1));
+        assert_eq!(parse_time_ms("AT", b"253402300799.999"), Ok(MAX_TIME_MS));
+    }
+
+    #[test]
+    fn bad_times_are_refused_naming_the_argument() {
+        for bad in [
+            &b""[..],
+            b"-1",
+            b"1.2345",
+            b"1e9",
+            b"nan",
+            b"inf",
+            b"1.",
+            b".5",
+            b" 1",
+            b"+1",
+            b"253402300800",
+            b"99999999999999999999",
+            b"\xff",
+        ] {
+            let e = parse_time_ms("AT", bad).unwrap_err();
+            assert!(e.starts_with("ERR AT "), "{e}");
+        }
+    }
+
+    #[test]
+    fn durations_take_unit_suffixes() {
+        assert_eq!(parse_duration_ms("WINDOW", b"72h"), Ok(72 * 3_600_000));
+        assert_eq!(parse_duration_ms("WINDOW", b"90"), Ok(90_000));
+        assert_eq!(parse_duration_ms("WINDOW", b"15m"), Ok(900_000));
+        assert_eq!(parse_duration_ms("WINDOW", b"1.5d"), Ok(129_600_000));
+        assert_eq!(parse_duration_ms("WINDOW", b"10s"), Ok(10_000));
+        assert!(parse_duration_ms("WINDOW", b"0").is_err());
+        assert!(parse_duration_ms("WINDOW", b"h").is_err());
+        assert!(parse_duration_ms("WINDOW", b"-1h").is_err());
+        assert!(parse_duration_ms("WINDOW", b"99999999999d").is_err());
+    }
+
+    #[test]
+    fn integers_refuse_overflow_and_junk() {
+        assert_eq!(parse_i64("delta", b"-42"), Ok(-42));
+        assert_eq!(parse_i64("delta", b"9223372036854775807"), Ok(i64::MAX));
+        for bad in [
+            &b"9223372036854775808"[..],
+            b"1.0",
+            b"",
+            b"-",
+            b"+1",
+            b"1e3",
+            b"nan",
+        ] {
+            assert!(parse_i64("delta", bad)
+                .unwrap_err()
+                .starts_with("ERR delta"));
+        }
+    }
+
+    #[test]
+    fn floats_must_be_finite() {
+        assert_eq!(parse_finite_f64("gamma", b"1.5"), Ok(1.5));
+        for bad in [&b"nan"[..], b"inf", b"-inf", b"1e400", b"", b" 1"] {
+            assert!(parse_finite_f64("gamma", bad).is_err());
+        }
+    }
+
+    #[test]
+    fn formatted_times_and_scores_round_trip() {
+        assert_eq!(format_time_ms(807_235_200_000), "807235200");
+        assert_eq!(format_time_ms(807_235_200_500), "807235200.5");
+        assert_eq!(format_time_ms(807_235_200_012), "807235200.012");
+        for v in [
+            0.1,
+            1.0 / 3.0,
+            1e-300,
+            2.2250738585072014e-308,
+            1e300,
+            123456.789,
+        ] {
+            assert_eq!(format_score(v).parse::<f64>(), Ok(v));
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! Leaderboard core: exact packing of (integer score, time reached) into one
+//! ZSET double. Pure Rust, no Redis.
+//!
+//! A board's [`Layout`] fixes an integer score range `[min, max]` and a time
+//! resolution (seconds or milliseconds). Score and reversed time form a 62-bit
+//! key `k = (score - min) << time_bits | (2^time_bits - 1 - units)`, so a higher
+//! score, then an earlier time, gives a larger `k`. The ZSET stores the
+//! positive normal double whose IEEE-754 bit pattern is
+//! `0x0010_0000_0000_0000 + (2^62 - 1 - k)`: for positive finite doubles
+//! numeric order equals bit-pattern order, so ascending ZSET order is best
+//! first, exact for every key (no rounding, unlike packing below 2^53), and
+//! equal (score, time) pairs fall back to the ZSET's member order, ascending.
+
+/// Start of every layout's time range: 2020-01-01T00:00:00Z, in milliseconds.
+pub const EPOCH_MS: i64 = 1_577_836_800_000;
+/// Bits of the packed key.
+pub const KEY_BITS: u32 = 62;
+const SMALLEST_NORMAL_BITS: u64 = 0x0010_0000_0000_0000;
+const KEY_MAX: u64 = (1u64 << KEY_BITS) - 1;
+
+/// Time resolution of a layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolution {
+    /// 1-second units: at least 30 time bits (34 years).
+    Seconds,
+    /// 1-millisecond units: at least 40 time bits (34.8 years).
+    Millis,
+}
+
+impl Resolution {
+    /// Milliseconds per time unit.
+    pub fn unit_ms(self) -> i64 {
+        match self {
+            Resolution::Seconds => 1000,
+            Resolution::Millis => 1,
+        }
+    }
+    fn min_time_bits(self) -> u32 {
+        match self {
+            Resolution::Seconds => 30,
+            Resolution::Millis => 40,
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Resolution::Seconds => "s",
+            Resolution::Millis => "ms",
+        }
+    }
+}
+
+/// A board's packing layout, stored with the board when it is created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub resolution: Resolution,
+    /// Lowest storable score.
+    pub min: i64,
+    /// Highest storable score.
+    pub max: i64,
+    score_bits: u32,
+}
+
+/// The default layout: seconds, scores -2^30 ..= 2^30-1 (2^31 values), 31
+/// time bits: 2020-01-01 to 2088-01-19.
+pub const DEFAULT_SECONDS: (i64, i64) = (-(1 << 30), (1 << 30) - 1);
+/// The default millisecond layout: scores -2^20 ..= 2^20-1 (2^21 values), 41
+/// time bits: 2020-01-01 to 2089-09-07.
+pub const DEFAULT_MILLIS: (i64, i64) = (-(1 << 20), (1 << 20) - 1);
+
+impl Layout {
+    /// A layout for scores in `[min, max]`. The score span takes
+    /// `ceil(log2(max - min + 1))` bits and the rest of the 62 bits hold time,
+    /// which must keep at least 30 bits for seconds and 40 for milliseconds.
+    ///
+    /// Errors name the argument: `ERR MIN must be below MAX`, `ERR score range … too wide …`.
+    pub fn new(resolution: Resolution, min: i64, max: i64) -> Result<Layout, String> {
+        if min >= max {
+            return Err("ERR MIN must be below MAX".into());
+        }
+        let span = (max as i128 - min as i128) as u128; // values - 1
+        let score_bits = 128 - span.leading_zeros();
+        let max_score_bits = KEY_BITS - resolution.min_time_bits();
+        if score_bits > max_score_bits {
+            return Err(format!(
+                "ERR score range MIN..MAX too wide: at most 2^{max_score_bits} values with RESOLUTION {}",
+                resolution.name()
+            ));
+        }
+        Ok(Layout {
+            resolution,
+            min,
+            max,
+            score_bits,
+        })
+    }
+
+    /// The default layout for a resolution (see [`DEFAULT_SECONDS`], [`DEFAULT_MILLIS`]).
+    pub fn default_for(resolution: Resolution) -> Layout {
+        let (min, max) = match resolution {
+            Resolution::Seconds => DEFAULT_SECONDS,
+            Resolution::Millis => DEFAULT_MILLIS,
+        };
+        Layout {
+            resolution,
+            min,
+            max,
+            score_bits: KEY_BITS - resolution.min_time_bits() - 1,
+        }
+    }
+
+    /// Bits of the packed key that hold time.
+    pub fn time_bits(&self) -> u32 {
+        KEY_BITS - self.score_bits
+    }
+
+    /// The last representable instant, in ms since the unix epoch.
+    pub fn last_time_ms(&self) -> i64 {
+        let units = (1i64 << self.time_bits()) - 1;
+        EPOCH_MS + units * self.resolution.unit_ms() + (self.resolution.unit_ms() - 1)
+    }
+
+    /// Packs `score` reached at `time_ms` into a ZSET score.
+    ///
+    /// Errors: `ERR score <v> is out of range [min, max]`, `ERR time … is outside …`.
+    pub fn encode(&self, score: i64, time_ms: i64) -> Result<f64, String> {
+        if score < self.min || score > self.max {
+            return Err(format!(
+                "ERR score {score} is out of range [{}, {}] of this board",
+                self.min, self.max
+            ));
+        }
+        if time_ms < EPOCH_MS || time_ms > self.last_time_ms() {
+            return Err(format!(
+                "ERR time {} is outside this board's range [{}, {}] (unix seconds)",
+                crate::parse::format_time_ms(time_ms),
+                EPOCH_MS / 1000,
+                self.last_time_ms() / 1000
+            ));
+        }
+        let tb = self.time_bits();
+        let units = ((time_ms - EPOCH_MS) / self.resolution.unit_ms()) as u64;
+        let rev = ((1u64 << tb) - 1) - units;
+        let key = (((score as i128 - self.min as i128) as u64) << tb) | rev;
+        Ok(f64::from_bits(SMALLEST_NORMAL_BITS + (KEY_MAX - key)))
+    }
+
+    /// Unpacks a ZSET score into `(score, time_ms)`, time rounded down to the
+    /// resolution. Error: `ERR … not a score packed by RANK …`.
+    pub fn decode(&self, packed: f64) -> Result<(i64, i64), String> {
+        let bits = packed.to_bits();
+        let not_ours =
+            || "ERR ZSET score was not packed by RANK with this board's layout".to_string();
+        if !(SMALLEST_NORMAL_BITS..=SMALLEST_NORMAL_BITS + KEY_MAX).contains(&bits) {
+            return Err(not_ours());
+        }
+        let key = KEY_MAX - (bits - SMALLEST_NORMAL_BITS);
+        let tb = self.time_bits();
+        let rev = key & ((1u64 << tb) - 1);
+        let units = ((1u64 << tb) - 1) - rev;
+        let score = self.min as i128 + (key >> tb) as i128;
+        if score > self.max as i128 {
+            return Err(not_ours());
+        }
+        Ok((
+            score as i64,
+            EPOCH_MS + units as i64 * self.resolution.unit_ms(),
+        ))
+    }
+
+    /// The form stored in the board's layout key: `v1 <s|ms> <min> <max>`.
+    pub fn serialize(&self) -> String {
+        format!("v1 {} {} {}", self.resolution.name(), self.min, self.max)
+    }
+
+    /// Reads [`Layout::serialize`]'s form back.
+    pub fn deserialize(raw: &[u8]) -> Result<Layout, String> {
+        let bad = || "ERR corrupt RANK layout key".to_string();
+        let s = std::str::from_utf8(raw).map_err(|_| bad())?;
+        let f: Vec<&str> = s.split(' ').collect();
+        if f.len() != 4 || f[0] != "v1" {
+            return Err(bad());
+        }
+        let res = match f[1] {
+            "s" => Resolution::Seconds,
+            "ms" => Resolution::Millis,
+            _ => return Err(bad()),
+        };
+        let min = f[2].parse().map_err(|_| bad())?;
+        let max = f[3].parse().map_err(|_| bad())?;
+        Layout::new(res, min, max).map_err(|_| bad())
+    }
+}
+
+/// Parses `s`/`ms` (case-insensitive) for `RESOLUTION`.
+pub fn parse_resolution(raw: &[u8]) -> Result<Resolution, String> {
+    match raw.to_ascii_lowercase().as_slice() {
+        b"s" => Ok(Resolution::Seconds),
+        b"ms" => Ok(Resolution::Millis),
+        _ => Err("ERR RESOLUTION must be s or ms".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const T0: i64 = 1_700_000_000_000;
+
+    #[test]
+    fn default_layouts_have_documented_ranges() {
+        let s = Layout::default_for(Resolution::Seconds);
+        assert_eq!(
+            s,
+            Layout::new(Resolution::Seconds, DEFAULT_SECONDS.0, DEFAULT_SECONDS.1).unwrap()
+        );
+        assert_eq!(s.time_bits(), 31);
+        assert_eq!(s.last_time_ms() / 1000, 1_577_836_800 + (1 << 31) - 1); // 2088-01-19
+        let ms = Layout::default_for(Resolution::Millis);
+        assert_eq!(
+            ms,
+            Layout::new(Resolution::Millis, DEFAULT_MILLIS.0, DEFAULT_MILLIS.1).unwrap()
+        );
+        assert_eq!(ms.time_bits(), 41);
+    }
+
+    #[test]
+    fn higher_score_ranks_first_then_earlier_time() {
+        let l = Layout::default_for(Resolution::Seconds);
+        let a = l.encode(10, T0).unwrap();
+        let b = l.encode(9, T0 - 1_000_000).unwrap();
+        let c = l.encode(10, T0 + 1000).unwrap();
+        assert!(a < b, "higher score must sort first (ascending)");
+        assert!(a < c, "earlier time must sort first");
+        // Same second: same packed value (ties fall back to member order).
+        assert_eq!(l.encode(10, T0 + 999).unwrap(), a);
+    }
+
+    #[test]
+    fn out_of_range_values_are_refused_naming_them() {
+        let l = Layout::default_for(Resolution::Seconds);
+        let e = l.encode(1 << 30, T0).unwrap_err();
+        assert!(e.starts_with("ERR score 1073741824 is out of range"), "{e}");
+        assert!(l
+            .encode(0, EPOCH_MS - 1)
+            .unwrap_err()
+            .starts_with("ERR time"));
+        assert!(l.encode(0, l.last_time_ms() + 1).is_err());
+        assert!(Layout::new(Resolution::Seconds, 0, 1 << 32).is_err());
+        assert!(Layout::new(Resolution::Seconds, 0, (1 << 32) - 1).is_ok());
+        assert!(Layout::new(Resolution::Seconds, 5, 5).is_err());
+    }
+
+    #[test]
+    fn foreign_zset_scores_are_not_decoded() {
+        let l = Layout::default_for(Resolution::Seconds);
+        for v in [0.0, -1.0, 1e-310, 1e300, f64::INFINITY, f64::NAN] {
+            assert!(l.decode(v).is_err(), "{v}");
+        }
+    }
+
+    #[test]
+    fn packed_scores_are_positive_normal_doubles() {
+        let l = Layout::default_for(Resolution::Millis);
+        for (s, t) in [
+            (l.min, EPOCH_MS),
+            (l.max, EPOCH_MS),
+            (l.min, l.last_time_ms()),
+            (l.max, l.last_time_ms()),
+        ] {
+            let v = l.encode(s, t).unwrap();
+            assert!(v.is_normal() && v > 0.0);
+            assert_eq!(l.decode(v).unwrap(), (s, t));
+        }
+    }
+
+    #[test]
+    fn layout_round_trips_through_its_stored_form() {
+        let l = Layout::new(Resolution::Millis, -5, 1000).unwrap();
+        assert_eq!(Layout::deserialize(l.serialize().as_bytes()).unwrap(), l);
+        assert!(Layout::deserialize(b"v2 s 0 1").is_err());
+    }
+
+    fn layout() -> impl Strategy<Value = Layout> {
+        (any::<bool>(), any::<i32>(), 1u32..=32).prop_filter_map("fits", |(ms, lo, bits)| {
+            let res = if ms {
+                Resolution::Millis
+            } else {
+                Resolution::Seconds
+            };
+            let span = (1i64 << bits) - 1;
+            Layout::new(res, lo as i64, lo as i64 + span).ok()
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn encode_decode_round_trip(l in layout(), s in any::<u64>(), t in any::<u64>()) {
+            let score = l.min + (s % ((l.max - l.min) as u64 + 1)) as i64;
+            let time = EPOCH_MS + (t % ((l.last_time_ms() - EPOCH_MS) as u64 + 1)) as i64;
+            let v = l.encode(score, time).unwrap();
+            let unit = l.resolution.unit_ms();
+            prop_assert_eq!(l.decode(v).unwrap(), (score, time - (time - EPOCH_MS) % unit));
+            // The text form Redis uses keeps the exact value.
+            prop_assert_eq!(crate::parse::format_score(v).parse::<f64>().unwrap().to_bits(), v.to_bits());
+        }
+
+        #[test]
+        fn packed_order_is_score_desc_then_time_asc(l in layout(), a in any::<(u32, u32)>(), b in any::<(u32, u32)>()) {
+            let span = (l.max - l.min) as u64 + 1;
+            let units = 1u64 << l.time_bits();
+            let pick = |(s, t): (u32, u32)| (l.min + (s as u64 % span) as i64, EPOCH_MS + (t as u64 % units) as i64 * l.resolution.unit_ms());
+            let (sa, ta) = pick(a);
+            let (sb, tb) = pick(b);
+            let (va, vb) = (l.encode(sa, ta).unwrap(), l.encode(sb, tb).unwrap());
+            let want = sb.cmp(&sa).then(ta.cmp(&tb));
+            prop_assert_eq!(va.partial_cmp(&vb).unwrap(), want);
+        }
+    }
+}

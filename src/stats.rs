@@ -1,0 +1,34 @@
+//! Counters for the `INFO hotrank` section.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub static VIEWS_COUNTED: AtomicU64 = AtomicU64::new(0);
+pub static VIEWS_DUPLICATE: AtomicU64 = AtomicU64::new(0);
+pub static TOP_CALLS: AtomicU64 = AtomicU64::new(0);
+pub static TOP_EXAMINED: AtomicU64 = AtomicU64::new(0);
+pub static ERRORS: AtomicU64 = AtomicU64::new(0);
+pub static PANICS: AtomicU64 = AtomicU64::new(0);
+
+/// Adds `n` to a counter.
+pub fn add(c: &AtomicU64, n: u64) {
+    c.fetch_add(n, Ordering::Relaxed);
+}
+
+/// All counters as (INFO field, value).
+pub fn snapshot() -> Vec<(&'static str, u64)> {
+    let g = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    let calls = g(&TOP_CALLS);
+    let examined = g(&TOP_EXAMINED);
+    vec![
+        ("views_counted", g(&VIEWS_COUNTED)),
+        ("views_duplicate", g(&VIEWS_DUPLICATE)),
+        ("top_calls", calls),
+        ("top_articles_examined", examined),
+        (
+            "top_articles_examined_per_call",
+            if calls == 0 { 0 } else { examined / calls },
+        ),
+        ("errors", g(&ERRORS)),
+        ("panics_caught", g(&PANICS)),
+    ]
+}
