@@ -1,0 +1,134 @@
+//! Integration-test harness: starts a real redis-server (or valkey-server)
+//! with the module loaded on a free loopback port, and kills it on drop.
+//!
+//! - `HOTRANK_SERVER`: server binary (default `redis-server`).
+//! - `HOTRANK_MODULE`: path of `libhotrank.so` (default `target/release/libhotrank.so`;
+//!   built with `cargo build --release` first if missing, because `cargo test`
+//!   does not rebuild a cdylib for integration tests).
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+static BUILD: Once = Once::new();
+
+/// The module path, building it once if needed.
+pub fn module_path() -> PathBuf {
+    if let Ok(p) = std::env::var("HOTRANK_MODULE") {
+        return PathBuf::from(p);
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let path = root.join("target/release/libhotrank.so");
+    BUILD.call_once(|| {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--release", "--lib"])
+            .current_dir(&root)
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "cargo build --release failed");
+    });
+    path
+}
+
+/// The server binary under test.
+pub fn server_bin() -> String {
+    std::env::var("HOTRANK_SERVER").unwrap_or_else(|_| "redis-server".into())
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+}
+
+/// A running server; killed when dropped.
+pub struct Server {
+    pub port: u16,
+    child: Child,
+    pub dir: PathBuf,
+}
+
+impl Server {
+    /// A server with the module loaded and no persistence.
+    pub fn start() -> Server {
+        Server::start_with(&[], true)
+    }
+
+    /// A server with extra arguments; `with_module` false starts a bare server.
+    pub fn start_with(extra: &[&str], with_module: bool) -> Server {
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!("hotrank-test-{}-{}", std::process::id(), port));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let mut cmd = Command::new(server_bin());
+        cmd.arg("--port")
+            .arg(port.to_string())
+            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&dir);
+        if with_module {
+            cmd.arg("--loadmodule").arg(module_path());
+        }
+        cmd.args(extra).stdout(Stdio::null()).stderr(Stdio::null());
+        let child = cmd.spawn().unwrap_or_else(|e| panic!("start {}: {e}", server_bin()));
+        let server = Server { port, child, dir };
+        server.wait_ready();
+        server
+    }
+
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(mut c) = redis::Client::open(self.url()).and_then(|c| c.get_connection()) {
+                if redis::cmd("PING").query::<String>(&mut c).is_ok() {
+                    return;
+                }
+            }
+            assert!(Instant::now() < deadline, "server on port {} did not start", self.port);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    pub fn conn(&self) -> redis::Connection {
+        redis::Client::open(self.url()).expect("client").get_connection().expect("connect")
+    }
+
+    /// Whether the process is still alive.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Runs a command and returns its reply as a `redis::Value`.
+pub fn q(c: &mut redis::Connection, args: &[&str]) -> redis::RedisResult<redis::Value> {
+    let mut cmd = redis::cmd(args[0]);
+    for a in &args[1..] {
+        cmd.arg(*a);
+    }
+    cmd.query(c)
+}
+
+/// Runs a command that must fail and returns the error text (code and message).
+pub fn err(c: &mut redis::Connection, args: &[&str]) -> String {
+    match q(c, args) {
+        Ok(v) => panic!("{args:?} should fail, got {v:?}"),
+        Err(e) => format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or("")).trim().to_string(),
+    }
+}
+
+/// Current unix time in seconds.
+pub fn now_s() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64
+}
