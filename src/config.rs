@@ -39,10 +39,17 @@ impl ConfigurationValue<RedisString> for FloatConfig {
     }
 
     fn set(&self, _ctx: &ConfigurationContext, val: RedisString) -> Result<(), RedisError> {
+        self.set_bytes(val.as_slice()).map_err(RedisError::String)
+    }
+}
+
+impl FloatConfig {
+    /// Validates and stores a new value. The error has no `ERR ` prefix:
+    /// CONFIG SET adds its own.
+    pub fn set_bytes(&self, raw: &[u8]) -> Result<(), String> {
         let name = format!("hotrank.{}", self.name);
-        // CONFIG SET prefixes our message with its own "ERR … - ".
-        let v = crate::parse::parse_finite_f64(&name, val.as_slice())
-            .map_err(|e| RedisError::String(e.trim_start_matches("ERR ").to_string()))?;
+        let v = crate::parse::parse_finite_f64(&name, raw)
+            .map_err(|e| e.trim_start_matches("ERR ").to_string())?;
         let low_ok = if self.min_exclusive {
             v > self.min
         } else {
@@ -50,10 +57,7 @@ impl ConfigurationValue<RedisString> for FloatConfig {
         };
         if !low_ok || v > self.max {
             let lb = if self.min_exclusive { "(" } else { "[" };
-            return Err(RedisError::String(format!(
-                "{name} must be in {lb}{}, {}]",
-                self.min, self.max
-            )));
+            return Err(format!("{name} must be in {lb}{}, {}]", self.min, self.max));
         }
         self.bits.store(v.to_bits(), Ordering::Relaxed);
         Ok(())
@@ -87,4 +91,35 @@ pub fn formula() -> Formula {
 /// The dedup window in milliseconds.
 pub fn dedup_ms() -> i64 {
     DEDUP_SECONDS.load(Ordering::Relaxed) * 1000
+}
+
+/// Applies `hotrank.<name> <value>` pairs given as loadmodule arguments (the
+/// unprefixed `<name> <value>` form is handled by the redis-module crate).
+/// Error: the config's own validation message.
+pub fn apply_prefixed_module_args(args: &[RedisString]) -> Result<(), String> {
+    for pair in args.chunks(2) {
+        let [name, value] = pair else {
+            return Err(format!("module argument {} has no value", pair[0]));
+        };
+        let Some(short) = name.as_slice().strip_prefix(b"hotrank.") else {
+            continue;
+        };
+        let floats: [(&[u8], &FloatConfig); 4] = [
+            (b"alpha", &ALPHA),
+            (b"beta", &BETA),
+            (b"base", &BASE),
+            (b"gamma", &GAMMA),
+        ];
+        if let Some((_, cfg)) = floats.iter().find(|(n, _)| *n == short) {
+            cfg.set_bytes(value.as_slice())?;
+        } else if short == b"dedup-seconds" {
+            match crate::parse::parse_i64("hotrank.dedup-seconds", value.as_slice()) {
+                Ok(v) if (0..=31_536_000).contains(&v) => DEDUP_SECONDS.store(v, Ordering::Relaxed),
+                _ => return Err("hotrank.dedup-seconds must be an integer in [0, 31536000]".into()),
+            }
+        } else {
+            return Err(format!("unknown config {name}"));
+        }
+    }
+    Ok(())
 }

@@ -20,7 +20,11 @@ mod stats;
 
 use redis_module::{redis_module, Context, RedisString, Status};
 
-fn init(ctx: &Context, _args: &[RedisString]) -> Status {
+fn init(ctx: &Context, args: &[RedisString]) -> Status {
+    if let Err(e) = config::apply_prefixed_module_args(args) {
+        ctx.log_warning(&format!("hotrank: bad module argument: {e}"));
+        return Status::Err;
+    }
     ffi::register_info(ctx);
     Status::Ok
 }
