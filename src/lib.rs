@@ -48,6 +48,9 @@ redis_module! {
         ["rank.range", commands::rank::range, "readonly", 1, 1, 1, ""],
         ["rank.rem", commands::rank::rem, "write fast", 1, 1, 1, ""],
         ["rank.card", commands::rank::card, "readonly fast", 1, 1, 1, ""],
+        ["rank.around", commands::rank::around, "readonly", 1, 1, 1, ""],
+        ["rank.rangebyscore", commands::rank::rangebyscore, "readonly", 1, 1, 1, ""],
+        ["rank.mincr", commands::rank::mincr, "write deny-oom", 1, 1, 1, ""],
     ],
     configurations: [
         i64: [

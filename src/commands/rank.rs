@@ -281,3 +281,183 @@ fn card_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         reply_int(&call(ctx, false, "ZCARD", &[board.as_slice()])?).unwrap_or(0),
     ))
 }
+
+/// Most neighbours RANK.AROUND returns on each side.
+pub const MAX_AROUND: i64 = 1000;
+
+/// `RANK.AROUND K member n` → `[[rank, member, score], …]`: the member and up
+/// to `n` neighbours on each side, best first, clamped at the ends; empty if
+/// the member is absent.
+pub fn around(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    guard(ctx, args, around_impl)
+}
+
+fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+    let mut args = Args::new(argv, 4, 4)?;
+    let board = super::board(&mut args)?;
+    let member = args.next_rs()?.as_slice();
+    let n = parse_i64("n", args.next_rs()?.as_slice())?;
+    if !(0..=MAX_AROUND).contains(&n) {
+        return Err(Fail::Msg(format!(
+            "ERR n must be an integer between 0 and {MAX_AROUND}"
+        )));
+    }
+    let Some(l) = layout(ctx, board, false)? else {
+        return Ok(RedisValue::Array(vec![]));
+    };
+    let Some(r) = reply_int(&call(ctx, false, "ZRANK", &[board.as_slice(), member])?) else {
+        return Ok(RedisValue::Array(vec![]));
+    };
+    let first = (r - n).max(0);
+    let (s, e) = (first.to_string(), (r + n).to_string());
+    let items = reply_array(&call(
+        ctx,
+        false,
+        "ZRANGE",
+        &[board.as_slice(), s.as_bytes(), e.as_bytes(), b"WITHSCORES"],
+    )?);
+    let mut out = Vec::with_capacity(items.len() / 2);
+    for (i, pair) in items.chunks(2).enumerate() {
+        let [m, packed] = pair else { break };
+        out.push(RedisValue::Array(vec![
+            RedisValue::Integer(first + i as i64),
+            bulk(m.clone()),
+            RedisValue::Integer(decode_text(&l, packed)?.0),
+        ]));
+    }
+    Ok(RedisValue::Array(out))
+}
+
+/// Decodes a ZSET score given as text.
+fn decode_text(l: &Layout, packed: &[u8]) -> Res<(i64, i64)> {
+    let v: f64 = std::str::from_utf8(packed)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(not_rank)?;
+    Ok(l.decode(v)?)
+}
+
+/// Parses a score bound: an integer, `-inf` or `+inf`.
+fn score_bound(name: &str, raw: &[u8], l: &Layout) -> Res<i64> {
+    match raw.to_ascii_lowercase().as_slice() {
+        b"-inf" => Ok(l.min),
+        b"+inf" | b"inf" => Ok(l.max),
+        _ => Ok(parse_i64(name, raw)
+            .map_err(|_| Fail::Msg(format!("ERR {name} must be an integer, -inf or +inf")))?),
+    }
+}
+
+/// `RANK.RANGEBYSCORE K min max [LIMIT offset count] [WITHSCORES]` → members
+/// whose score is in `[min, max]` (inclusive, exact), best first.
+pub fn rangebyscore(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    guard(ctx, args, rangebyscore_impl)
+}
+
+fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+    let mut args = Args::new(argv, 4, 8)?;
+    let board = super::board(&mut args)?;
+    let (raw_min, raw_max) = (args.next_rs()?.as_slice(), args.next_rs()?.as_slice());
+    let (mut limit, mut withscores) = (None, false);
+    while let Some(opt) = args.next() {
+        match opt.to_ascii_uppercase().as_slice() {
+            b"LIMIT" => {
+                let off = parse_i64("offset", args.value_of("LIMIT")?)?;
+                let cnt = parse_i64("count", args.value_of("LIMIT")?)?;
+                if off < 0 {
+                    return Err(Fail::Msg("ERR offset must be >= 0".into()));
+                }
+                limit = Some((off, cnt));
+            }
+            b"WITHSCORES" => withscores = true,
+            _ => {
+                return Err(Fail::Msg(format!(
+                    "ERR syntax error at '{}'",
+                    String::from_utf8_lossy(opt)
+                )))
+            }
+        }
+    }
+    let Some(l) = layout(ctx, board, false)? else {
+        return Ok(RedisValue::Array(vec![]));
+    };
+    let (min, max) = (
+        score_bound("min", raw_min, &l)?.max(l.min),
+        score_bound("max", raw_max, &l)?.min(l.max),
+    );
+    if min > max {
+        return Ok(RedisValue::Array(vec![]));
+    }
+    // Best first = ascending packed values: from (max, earliest) to (min, latest).
+    let lo = format_score(l.encode(max, crate::rank::EPOCH_MS)?);
+    let hi = format_score(l.encode(min, l.last_time_ms())?);
+    let mut zargs: Vec<Vec<u8>> = vec![
+        board.as_slice().to_vec(),
+        lo.into_bytes(),
+        hi.into_bytes(),
+        b"WITHSCORES".to_vec(),
+    ];
+    if let Some((off, cnt)) = limit {
+        zargs.extend([
+            b"LIMIT".to_vec(),
+            off.to_string().into_bytes(),
+            cnt.to_string().into_bytes(),
+        ]);
+    }
+    let refs: Vec<&[u8]> = zargs.iter().map(|v| v.as_slice()).collect();
+    let items = reply_array(&call(ctx, false, "ZRANGEBYSCORE", &refs)?);
+    let mut out = Vec::with_capacity(items.len());
+    for pair in items.chunks(2) {
+        let [m, packed] = pair else { break };
+        out.push(bulk(m.clone()));
+        if withscores {
+            out.push(RedisValue::Integer(decode_text(&l, packed)?.0));
+        }
+    }
+    Ok(RedisValue::Array(out))
+}
+
+/// `RANK.MINCR K delta member [member …]` → the new score of each member, in
+/// argument order. All or nothing: if any new score is out of range, nothing
+/// is written. Uses the server clock.
+pub fn mincr(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    guard(ctx, args, mincr_impl)
+}
+
+fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+    let mut args = Args::new(argv, 4, usize::MAX)?;
+    let board = super::board(&mut args)?;
+    let delta = parse_i64("delta", args.next_rs()?.as_slice())?;
+    let (t, _) = write_time(None)?;
+    let l = layout(ctx, board, true)?.ok_or_else(not_rank)?;
+    // Plan every write first (a member named twice gets delta twice).
+    let mut plan: Vec<(&[u8], i64, Option<f64>)> = Vec::new();
+    while let Some(member) = args.next() {
+        let old = match plan.iter().rev().find(|p| p.0 == member) {
+            Some(p) => Some(p.1),
+            None => current(ctx, board, &l, member)?.map(|o| o.0),
+        };
+        let new = old
+            .unwrap_or(0)
+            .checked_add(delta)
+            .ok_or_else(|| Fail::Msg(format!("ERR delta {delta} would overflow the score")))?;
+        let packed = if old == Some(new) {
+            None
+        } else {
+            Some(l.encode(new, t)?)
+        };
+        plan.push((member, new, packed));
+    }
+    let mut out = Vec::with_capacity(plan.len());
+    for (member, new, packed) in &plan {
+        if let Some(p) = packed {
+            call(
+                ctx,
+                true,
+                "ZADD",
+                &[board.as_slice(), format_score(*p).as_bytes(), member],
+            )?;
+        }
+        out.push(RedisValue::Integer(*new));
+    }
+    Ok(RedisValue::Array(out))
+}
