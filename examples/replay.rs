@@ -188,9 +188,9 @@ fn run(path: &str) -> Res<()> {
 
     println!();
     println!("HOT.TOP {BOARD} LIMIT {TOP_N} WITHSCORES AT {at}");
-    println!("{:>4}  {:>14}  article", "rank", "score");
+    println!("{:>4}  {:>20}  article", "rank", "score");
     for (i, (article, score)) in rows.iter().enumerate() {
-        println!("{:>4}  {:>14}  {}", i + 1, score, article);
+        println!("{:>4}  {:>20}  {}", i + 1, score, article);
     }
     if rows.is_empty() {
         println!("   (empty)");

@@ -53,6 +53,9 @@ pub fn hash_tag(key: &[u8]) -> Option<&[u8]> {
 /// hash tag must not contain `{` or `}` (its derived keys use it as their tag).
 /// Errors start with `ERR board key`.
 pub fn check_board(board: &[u8]) -> Result<(), String> {
+    if board.is_empty() {
+        return Err("ERR board key must not be empty".into());
+    }
     if board.contains(&0) {
         return Err("ERR board key must not contain a zero byte".into());
     }

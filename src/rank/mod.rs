@@ -113,10 +113,13 @@ impl Layout {
         KEY_BITS - self.score_bits
     }
 
-    /// The last representable instant, in ms since the unix epoch.
+    /// The last representable instant, in ms since the unix epoch (capped at
+    /// the year 9999, the end of every time argument's range).
     pub fn last_time_ms(&self) -> i64 {
-        let units = (1i64 << self.time_bits()) - 1;
-        EPOCH_MS + units * self.resolution.unit_ms() + (self.resolution.unit_ms() - 1)
+        let units = (1i128 << self.time_bits()) - 1;
+        let unit = self.resolution.unit_ms() as i128;
+        let last = EPOCH_MS as i128 + units * unit + (unit - 1);
+        last.min(crate::parse::MAX_TIME_MS as i128) as i64
     }
 
     /// Packs `score` reached at `time_ms` into a ZSET score.
