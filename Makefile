@@ -5,7 +5,7 @@
 #   make run     redis-server on 127.0.0.1:6379 with the module loaded (foreground)
 #   make test    the whole test suite against redis-server and against valkey-server
 #   make demo    replay a NASA web log into HOT.VIEW and print the top 20
-#   make bench   run examples/bench.rs if present
+#   make bench   run examples/bench.rs if present (BENCH_QUICK=1: sizes / 10)
 
 SHELL := /bin/bash
 
@@ -78,9 +78,9 @@ test: deps build
 demo: deps build
 	HOTRANK_MODULE=$(MODULE) $(CARGO) run --release --example replay -- $(LOG)
 
-bench:
+bench: deps build
 	@if [ -f examples/bench.rs ]; then \
-	  $(CARGO) run --release --example bench; \
+	  HOTRANK_MODULE=$(MODULE) $(CARGO) run --release --example bench; \
 	else \
 	  echo "no benchmark yet"; \
 	fi

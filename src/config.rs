@@ -76,6 +76,24 @@ lazy_static! {
     /// `hotrank.dedup-seconds`: a visitor's repeat views of an article within
     /// this many seconds (of view time) count once. Default 900, 0 turns dedup off.
     pub static ref DEDUP_SECONDS: AtomicI64 = AtomicI64::new(900);
+    /// `hotrank.dedup-shards`: strings per dedup generation of a board; about
+    /// active pairs / 200 keeps each lookup short. Default 4096.
+    pub static ref DEDUP_SHARDS: AtomicI64 = AtomicI64::new(4096);
+    /// `hotrank.visitor-max-views`: views of one visitor on one board within
+    /// `visitor-window-seconds` above which it is suspicious. Default 60, 0 turns it off.
+    pub static ref VISITOR_MAX_VIEWS: AtomicI64 = AtomicI64::new(60);
+    /// `hotrank.visitor-window-seconds`: the window of the visitor view limit. Default 3600.
+    pub static ref VISITOR_WINDOW_SECONDS: AtomicI64 = AtomicI64::new(3600);
+    /// `hotrank.max-articles`: articles a HOT board keeps. Default 1000, 0 = no limit.
+    pub static ref MAX_ARTICLES: AtomicI64 = AtomicI64::new(1000);
+    /// `hotrank.retention-seconds`: per-article keys of an article not viewed
+    /// for this long expire. Default 7776000 (90 days).
+    pub static ref RETENTION_SECONDS: AtomicI64 = AtomicI64::new(7_776_000);
+}
+
+/// Reads an integer config.
+pub fn get(c: &AtomicI64) -> i64 {
+    c.load(Ordering::Relaxed)
 }
 
 /// The formula as configured now.
@@ -112,14 +130,53 @@ pub fn apply_prefixed_module_args(args: &[RedisString]) -> Result<(), String> {
         ];
         if let Some((_, cfg)) = floats.iter().find(|(n, _)| *n == short) {
             cfg.set_bytes(value.as_slice())?;
-        } else if short == b"dedup-seconds" {
-            match crate::parse::parse_i64("hotrank.dedup-seconds", value.as_slice()) {
-                Ok(v) if (0..=31_536_000).contains(&v) => DEDUP_SECONDS.store(v, Ordering::Relaxed),
-                _ => return Err("hotrank.dedup-seconds must be an integer in [0, 31536000]".into()),
+        } else if let Some((n, var, _, min, max)) =
+            int_configs().into_iter().find(|c| c.0.as_bytes() == short)
+        {
+            match crate::parse::parse_i64(n, value.as_slice()) {
+                Ok(v) if (min..=max).contains(&v) => var.store(v, Ordering::Relaxed),
+                _ => return Err(format!("hotrank.{n} must be an integer in [{min}, {max}]")),
             }
         } else {
             return Err(format!("unknown config {name}"));
         }
     }
     Ok(())
+}
+
+/// The integer configs: (name, variable, default, min, max). Registered in
+/// `lib.rs` with the same values.
+pub fn int_configs() -> [(&'static str, &'static AtomicI64, i64, i64, i64); 6] {
+    [
+        (
+            "dedup-seconds",
+            &DEDUP_SECONDS,
+            900,
+            0,
+            crate::hot::dedup::MAX_WINDOW_MS / 1000,
+        ),
+        ("dedup-shards", &DEDUP_SHARDS, 4096, 1, 65_536),
+        (
+            "visitor-max-views",
+            &VISITOR_MAX_VIEWS,
+            60,
+            0,
+            1_000_000_000,
+        ),
+        (
+            "visitor-window-seconds",
+            &VISITOR_WINDOW_SECONDS,
+            3600,
+            1,
+            2_592_000,
+        ),
+        ("max-articles", &MAX_ARTICLES, 1000, 0, 100_000_000),
+        (
+            "retention-seconds",
+            &RETENTION_SECONDS,
+            7_776_000,
+            60,
+            315_360_000,
+        ),
+    ]
 }

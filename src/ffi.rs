@@ -47,55 +47,10 @@ pub fn now_ms() -> i64 {
     }
 }
 
-/// Checks the calling user's ACL key permissions on a key the command derives
-/// itself (Redis checks only the declared board key). `write` asks for write
-/// access, otherwise read access. Calls with no user attached (AOF loading,
-/// replication stream) are allowed, as Redis allows them.
-///
-/// Error: `NOPERM this user has no permissions to access the '<key>' key`
-/// (the shape of Redis's own message; the key is shown lossily as UTF-8).
+/// Checks the calling user's ACL key permissions on one key the command
+/// derives itself (Redis checks only the declared board key). See [`AclUser`].
 pub fn check_key_acl(ctx: &Context, key: &RedisString, write: bool) -> Result<(), String> {
-    // SAFETY: the API table is written once at load time and only read afterwards.
-    let api = unsafe {
-        (
-            raw::RedisModule_GetCurrentUserName,
-            raw::RedisModule_GetModuleUserFromUserName,
-            raw::RedisModule_ACLCheckKeyPermissions,
-            raw::RedisModule_FreeModuleUser,
-        )
-    };
-    let (Some(get_name), Some(get_user), Some(check), Some(free_user)) = api else {
-        return Ok(());
-    };
-    // SAFETY: ctx is the live context of the running command.
-    let name = unsafe { get_name(ctx.ctx) };
-    if name.is_null() {
-        return Ok(());
-    }
-    // Owns the returned name so it is freed on every path.
-    let name = RedisString::from_redis_module_string(ctx.ctx, name);
-    // SAFETY: name is a valid RedisModuleString owned above.
-    let user = unsafe { get_user(name.inner) };
-    if user.is_null() {
-        return Ok(());
-    }
-    let perm = if write {
-        AclPermissions::INSERT | AclPermissions::UPDATE | AclPermissions::DELETE
-    } else {
-        AclPermissions::ACCESS
-    };
-    // SAFETY: user is a valid module user until freed below; key is a live string.
-    let status = unsafe { check(user, key.inner, perm.bits()) };
-    // SAFETY: user came from GetModuleUserFromUserName and is freed once.
-    unsafe { free_user(user) };
-    if status == raw::REDISMODULE_OK as i32 {
-        Ok(())
-    } else {
-        Err(format!(
-            "NOPERM this user has no permissions to access the '{}' key",
-            String::from_utf8_lossy(key.as_slice())
-        ))
-    }
+    AclUser::current(ctx).check(key, write)
 }
 
 extern "C" fn info_callback(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: i32) {
@@ -134,4 +89,183 @@ pub fn reply_map(
         ctx.reply(Ok(v));
     }
     redis_module::RedisValue::NoReply
+}
+
+/// The calling user, fetched once per command, for checking many derived
+/// keys against its ACL. `None` inside when no user is attached (AOF
+/// loading, replication stream): then every check passes, as in Redis.
+pub struct AclUser {
+    user: *mut raw::RedisModuleUser,
+}
+
+impl AclUser {
+    /// The user of the running command.
+    pub fn current(ctx: &Context) -> AclUser {
+        // SAFETY: the API table is written once at load time and only read afterwards.
+        let api = unsafe {
+            (
+                raw::RedisModule_GetCurrentUserName,
+                raw::RedisModule_GetModuleUserFromUserName,
+            )
+        };
+        let (Some(get_name), Some(get_user)) = api else {
+            return AclUser {
+                user: std::ptr::null_mut(),
+            };
+        };
+        // SAFETY: ctx is the live context of the running command.
+        let name = unsafe { get_name(ctx.ctx) };
+        if name.is_null() {
+            return AclUser {
+                user: std::ptr::null_mut(),
+            };
+        }
+        // Owns the name so it is freed on every path.
+        let name = RedisString::from_redis_module_string(ctx.ctx, name);
+        // SAFETY: name is a valid string; a null result means "no such user".
+        AclUser {
+            user: unsafe { get_user(name.inner) },
+        }
+    }
+
+    /// Checks read (`write` false) or write access to `key`. Error: a
+    /// `NOPERM` message naming the key.
+    pub fn check(&self, key: &RedisString, write: bool) -> Result<(), String> {
+        // SAFETY: the API table is written once at load time and only read afterwards.
+        let Some(check) = (unsafe { raw::RedisModule_ACLCheckKeyPermissions }) else {
+            return Ok(());
+        };
+        if self.user.is_null() {
+            return Ok(());
+        }
+        let perm = if write {
+            AclPermissions::INSERT | AclPermissions::UPDATE | AclPermissions::DELETE
+        } else {
+            AclPermissions::ACCESS
+        };
+        // SAFETY: user is a live module user (freed only in Drop); key is a live string.
+        if unsafe { check(self.user, key.inner, perm.bits()) } == raw::REDISMODULE_OK as i32 {
+            Ok(())
+        } else {
+            Err(format!(
+                "NOPERM this user has no permissions to access the '{}' key",
+                String::from_utf8_lossy(key.as_slice()).replace('\0', "\\x00")
+            ))
+        }
+    }
+}
+
+impl Drop for AclUser {
+    fn drop(&mut self) {
+        // SAFETY: user came from GetModuleUserFromUserName and is freed once.
+        if let (false, Some(free)) = (self.user.is_null(), unsafe {
+            raw::RedisModule_FreeModuleUser
+        }) {
+            unsafe { free(self.user) };
+        }
+    }
+}
+
+/// A raw key handle opened for reading, closed on drop.
+struct RawKey {
+    ctx: *mut raw::RedisModuleCtx,
+    key: *mut raw::RedisModuleKey,
+}
+
+impl RawKey {
+    fn open(ctx: &Context, name: &RedisString) -> Option<RawKey> {
+        // SAFETY: ctx and name are live; OpenKey with READ never creates the key.
+        let key = unsafe {
+            raw::RedisModule_OpenKey.expect("OpenKey exists on every server")(
+                ctx.ctx,
+                name.inner,
+                raw::REDISMODULE_READ as i32,
+            )
+        };
+        (!key.is_null()).then_some(RawKey {
+            ctx: ctx.ctx,
+            key: key.cast(),
+        })
+    }
+}
+
+impl Drop for RawKey {
+    fn drop(&mut self) {
+        // SAFETY: key was opened by OpenKey and is closed once.
+        unsafe { raw::RedisModule_CloseKey.expect("CloseKey exists on every server")(self.key) };
+    }
+}
+
+/// Milliseconds until `name` expires: `None` if it does not exist or has no expiry.
+pub fn pttl(ctx: &Context, name: &RedisString) -> Option<i64> {
+    let k = RawKey::open(ctx, name)?;
+    // SAFETY: k.key is an open key handle.
+    let ms =
+        unsafe { raw::RedisModule_GetExpire.expect("GetExpire exists on every server")(k.key) };
+    (ms != raw::REDISMODULE_NO_EXPIRE as i64).then_some(ms)
+}
+
+/// Walks a ZSET from the highest score down, without copying it
+/// (`RedisModule_ZsetLastInScoreRange` / `ZsetRangePrev`). The key must not
+/// be modified while the iterator lives (read-only commands only).
+pub struct ZsetRevIter {
+    key: RawKey,
+    more: bool,
+}
+
+impl ZsetRevIter {
+    /// `None` when the key is missing or not a ZSET.
+    pub fn open(ctx: &Context, name: &RedisString) -> Option<ZsetRevIter> {
+        let key = RawKey::open(ctx, name)?;
+        // SAFETY: key is an open handle; the call fails (ERR) on a non-ZSET
+        // or an empty range, which we report as no elements.
+        let ok = unsafe {
+            raw::RedisModule_ZsetLastInScoreRange.expect("zset range API exists on every server")(
+                key.key,
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+                0,
+                0,
+            )
+        };
+        Some(ZsetRevIter {
+            key,
+            more: ok == raw::REDISMODULE_OK as i32,
+        })
+    }
+}
+
+impl Iterator for ZsetRevIter {
+    type Item = (RedisString, f64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if !self.more {
+            return None;
+        }
+        let mut score = 0.0;
+        // SAFETY: a range is active on this open key; the returned string is
+        // new and owned by the RedisString, which frees it on drop.
+        let ele = unsafe {
+            raw::RedisModule_ZsetRangeCurrentElement.expect("zset range API")(
+                self.key.key,
+                &mut score,
+            )
+        };
+        if ele.is_null() {
+            self.more = false;
+            return None;
+        }
+        let member = RedisString::from_redis_module_string(self.key.ctx, ele);
+        // SAFETY: as above; returns 0 once the start of the range is passed.
+        self.more =
+            unsafe { raw::RedisModule_ZsetRangePrev.expect("zset range API")(self.key.key) } != 0;
+        Some((member, score))
+    }
+}
+
+impl Drop for ZsetRevIter {
+    fn drop(&mut self) {
+        // SAFETY: stopping a range on an open key is always allowed (no-op if none).
+        unsafe { raw::RedisModule_ZsetRangeStop.expect("zset range API")(self.key.key) };
+    }
 }

@@ -20,12 +20,20 @@ pub enum Kind {
     Uv,
     /// Article meta hash: `publishedAt` (ms), `uv` (last PFCOUNT).
     Meta,
-    /// Dedup marker for one (article, visitor) pair: last counted view (ms).
-    Seen,
     /// HOT board meta hash (`maxViewAt`, `fp`).
     HotBoard,
     /// RANK board layout (string).
     Layout,
+    /// Compact dedup shard of one generation (string of 12-byte entries);
+    /// one part: `<window s>:<generation>:<shard>`.
+    Dedup,
+    /// Views of one visitor in one window (string counter); parts:
+    /// `<window s>:<window index>`, visitor.
+    VisitorViews,
+    /// Article's suspicious-view counter (string).
+    Suspicious,
+    /// HOT board's publish-time index (ZSET article → publish ms).
+    PubIndex,
 }
 
 impl Kind {
@@ -34,9 +42,12 @@ impl Kind {
             Kind::Pv => b"pv",
             Kind::Uv => b"uv",
             Kind::Meta => b"meta",
-            Kind::Seen => b"seen",
             Kind::HotBoard => b"board",
             Kind::Layout => b"layout",
+            Kind::Dedup => b"dd",
+            Kind::VisitorViews => b"vv",
+            Kind::Suspicious => b"sus",
+            Kind::PubIndex => b"pub",
         }
     }
 }
@@ -162,9 +173,12 @@ mod tests {
             Just(Kind::Pv),
             Just(Kind::Uv),
             Just(Kind::Meta),
-            Just(Kind::Seen),
             Just(Kind::HotBoard),
-            Just(Kind::Layout)
+            Just(Kind::Layout),
+            Just(Kind::Dedup),
+            Just(Kind::VisitorViews),
+            Just(Kind::Suspicious),
+            Just(Kind::PubIndex)
         ]
     }
 
@@ -177,8 +191,8 @@ mod tests {
 
     fn parts_for(kind: Kind) -> impl Strategy<Value = Vec<Vec<u8>>> {
         let n = match kind {
-            Kind::HotBoard | Kind::Layout => 0,
-            Kind::Seen => 2,
+            Kind::HotBoard | Kind::Layout | Kind::PubIndex => 0,
+            Kind::VisitorViews => 2,
             _ => 1,
         };
         prop::collection::vec(id(), n..=n)

@@ -54,7 +54,12 @@ redis_module! {
     ],
     configurations: [
         i64: [
-            ["dedup-seconds", &*config::DEDUP_SECONDS, 900, 0, 31_536_000, redis_module::configuration::ConfigurationFlags::DEFAULT, None],
+            ["dedup-seconds", &*config::DEDUP_SECONDS, 900, 0, 4_294_967, redis_module::configuration::ConfigurationFlags::DEFAULT, None],
+            ["dedup-shards", &*config::DEDUP_SHARDS, 4096, 1, 65_536, redis_module::configuration::ConfigurationFlags::DEFAULT, None],
+            ["visitor-max-views", &*config::VISITOR_MAX_VIEWS, 60, 0, 1_000_000_000, redis_module::configuration::ConfigurationFlags::DEFAULT, None],
+            ["visitor-window-seconds", &*config::VISITOR_WINDOW_SECONDS, 3600, 1, 2_592_000, redis_module::configuration::ConfigurationFlags::DEFAULT, None],
+            ["max-articles", &*config::MAX_ARTICLES, 1000, 0, 100_000_000, redis_module::configuration::ConfigurationFlags::DEFAULT, None],
+            ["retention-seconds", &*config::RETENTION_SECONDS, 7_776_000, 60, 315_360_000, redis_module::configuration::ConfigurationFlags::DEFAULT, None],
         ],
         string: [
             ["alpha", &*config::ALPHA, "1.0", redis_module::configuration::ConfigurationFlags::DEFAULT, None],

@@ -4,6 +4,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 pub static VIEWS_COUNTED: AtomicU64 = AtomicU64::new(0);
 pub static VIEWS_DUPLICATE: AtomicU64 = AtomicU64::new(0);
+pub static VIEWS_SUSPICIOUS: AtomicU64 = AtomicU64::new(0);
+pub static TRIMS: AtomicU64 = AtomicU64::new(0);
+pub static ARTICLES_TRIMMED: AtomicU64 = AtomicU64::new(0);
+pub static ARTICLES_SWEPT: AtomicU64 = AtomicU64::new(0);
 pub static TOP_CALLS: AtomicU64 = AtomicU64::new(0);
 pub static TOP_EXAMINED: AtomicU64 = AtomicU64::new(0);
 pub static ERRORS: AtomicU64 = AtomicU64::new(0);
@@ -22,6 +26,10 @@ pub fn snapshot() -> Vec<(&'static str, u64)> {
     vec![
         ("views_counted", g(&VIEWS_COUNTED)),
         ("views_duplicate", g(&VIEWS_DUPLICATE)),
+        ("views_suspicious", g(&VIEWS_SUSPICIOUS)),
+        ("trims", g(&TRIMS)),
+        ("articles_trimmed", g(&ARTICLES_TRIMMED)),
+        ("articles_swept", g(&ARTICLES_SWEPT)),
         ("top_calls", calls),
         ("top_articles_examined", examined),
         (

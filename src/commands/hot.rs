@@ -1,66 +1,133 @@
-//! `HOT.*` handlers: PUBLISH, VIEW, TOP, STATS.
+//! `HOT.*` handlers: PUBLISH, VIEW, TOP, STATS, and the board upkeep that
+//! HOT.VIEW does on the way (trimming to `max-articles`, forgetting expired
+//! articles).
 
 use super::{
-    bulk, call, derived, expect_type, guard, hash_field, read_int, reply_array, reply_int,
-    write_time, Args, Fail, Res,
+    bulk, call, expect_type, guard, hash_field, reply_array, reply_int, write_time, Args, Fail, Res,
 };
-use crate::hot::{in_window, is_duplicate, TopN};
-use crate::keys::Kind;
-use crate::parse::{format_score, format_time_ms, parse_count, parse_duration_ms, parse_time_ms};
+use crate::hot::{dedup, in_window, is_duplicate, Formula, TopN};
+use crate::keys::{self, Kind};
+use crate::parse::{
+    format_score, format_time_ms, parse_count, parse_duration_ms, parse_i64, parse_time_ms,
+};
 use crate::{config, ffi, stats};
 use redis_module::{raw::KeyType, Context, RedisResult, RedisString, RedisValue};
 
 const F_PUBLISHED: &str = "publishedAt";
 const F_UV: &str = "uv";
+const F_PV: &str = "pv";
 const F_MAX_VIEW: &str = "maxViewAt";
 const F_FINGERPRINT: &str = "fp";
 const MIXED: &[u8] = b"mixed";
 /// Most results one HOT.TOP may return.
 pub const MAX_LIMIT: i64 = 10_000;
 
-/// Per-article keys, ACL-checked.
-struct ArticleKeys {
-    pv: RedisString,
-    uv: RedisString,
-    meta: RedisString,
+/// A HOT board within one command: its key, and the caller's ACL for the
+/// keys derived from it.
+struct Board<'a> {
+    ctx: &'a Context,
+    key: &'a RedisString,
+    acl: ffi::AclUser,
 }
 
-impl ArticleKeys {
-    fn open(ctx: &Context, board: &RedisString, article: &[u8], write: bool) -> Res<Self> {
-        Ok(ArticleKeys {
-            pv: derived(ctx, board, Kind::Pv, &[article], write)?,
-            uv: derived(ctx, board, Kind::Uv, &[article], write)?,
-            meta: derived(ctx, board, Kind::Meta, &[article], write)?,
+impl<'a> Board<'a> {
+    fn open(ctx: &'a Context, args: &mut Args<'a>) -> Res<Self> {
+        let key = super::board(args)?;
+        Ok(Board {
+            ctx,
+            key,
+            acl: ffi::AclUser::current(ctx),
         })
     }
 
-    /// (pv, uv, published_ms) as stored; `None` when the article is unknown.
-    fn read(&self, ctx: &Context) -> Res<Option<(i64, i64, Option<i64>)>> {
-        let pv = read_int(ctx, &self.pv)?;
-        let published = hash_field(ctx, &self.meta, F_PUBLISHED)?;
-        let uv = hash_field(ctx, &self.meta, F_UV)?;
-        if pv == 0 && published.is_none() {
-            return Ok(None);
+    /// A derived key, ACL-checked (`write`: write access, else read).
+    fn key(&self, kind: Kind, parts: &[&[u8]], write: bool) -> Res<RedisString> {
+        let name = RedisString::create_from_slice(
+            self.ctx.ctx,
+            &keys::derived(self.key.as_slice(), kind, parts),
+        );
+        self.acl.check(&name, write)?;
+        Ok(name)
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.key.as_slice()
+    }
+}
+
+/// What HOT.TOP needs of an article.
+struct Facts {
+    pv: i64,
+    uv: i64,
+    published: Option<i64>,
+}
+
+/// Reads the meta hash's `pv` (mirror of the counter, written with it),
+/// `uv` (last PFCOUNT) and `publishedAt`: one hash lookup, and no string
+/// read that would change a counter's encoding. `None` for an unknown article.
+fn facts(ctx: &Context, meta_key: &RedisString) -> Res<Option<Facts>> {
+    let meta = ctx.open_key(meta_key);
+    if meta.key_type() == KeyType::Empty {
+        return Ok(None);
+    }
+    let field = |name: &str| -> Res<Option<i64>> {
+        let v = meta.hash_get(name).map_err(|_| super::wrong_type())?;
+        Ok(v.and_then(|s| parse_i64("field", s.as_slice()).ok()))
+    };
+    let (pv, uv, published) = (
+        field(F_PV)?.unwrap_or(0),
+        field(F_UV)?.unwrap_or(0),
+        field(F_PUBLISHED)?,
+    );
+    if pv == 0 && published.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(Facts { pv, uv, published }))
+}
+
+/// Reads a counter with GET (a direct string read would convert an
+/// int-encoded value to a raw one): 0 when missing; an error unless it
+/// holds an integer.
+fn counter(ctx: &Context, key: &RedisString) -> Res<i64> {
+    match super::reply_bytes(&call(ctx, false, "GET", &[key.as_slice()])?) {
+        None => Ok(0),
+        Some(v) => parse_i64("value", &v)
+            .map_err(|_| Fail::Msg("ERR hotrank counter key does not hold an integer".into())),
+    }
+}
+
+/// Refuses a `uv` key that is not a HyperLogLog before anything is written
+/// (PFADD would fail half-way otherwise). Checks the `HYLL` header and the
+/// dense size, as Redis does.
+fn check_hll(ctx: &Context, key: &RedisString) -> Res<()> {
+    let k = ctx.open_key(key);
+    let bad = || Fail::Msg("WRONGTYPE Key is not a valid HyperLogLog string value.".into());
+    match k.read().map_err(|_| super::wrong_type())? {
+        None => Ok(()),
+        Some(b)
+            if b.len() >= 16
+                && &b[..4] == b"HYLL"
+                && (b[4] == 1 || (b[4] == 0 && b.len() == 16 + 12288)) =>
+        {
+            Ok(())
         }
-        let num = |v: Option<Vec<u8>>| v.and_then(|b| crate::parse::parse_i64("field", &b).ok());
-        Ok(Some((pv, num(uv).unwrap_or(0), num(published))))
+        Some(_) => Err(bad()),
     }
 }
 
 /// Records the latest instant a stored score was computed for and the
 /// formula it used, so HOT.TOP knows when stored scores are upper bounds.
-fn note_board_write(ctx: &Context, hb: &RedisString, at_ms: i64) -> Res<()> {
-    let fp = config::formula().fingerprint();
-    let old_max =
-        hash_field(ctx, hb, F_MAX_VIEW)?.and_then(|b| crate::parse::parse_i64("f", &b).ok());
+fn note_board_write(ctx: &Context, hb: &RedisString, f: &Formula, at_ms: i64) -> Res<()> {
+    let fp = f.fingerprint();
+    let old_max = hash_field(ctx, hb, F_MAX_VIEW)?.and_then(|b| parse_i64("f", &b).ok());
     let old_fp = hash_field(ctx, hb, F_FINGERPRINT)?;
     let new_fp: &[u8] = match &old_fp {
-        None => fp.as_bytes(),
-        Some(old) if old.as_slice() == fp.as_bytes() => fp.as_bytes(),
-        Some(_) => MIXED,
+        Some(old) if old.as_slice() != fp.as_bytes() => MIXED,
+        _ => fp.as_bytes(),
     };
-    let max = old_max.map_or(at_ms, |m| m.max(at_ms)).to_string();
-    if old_max.map(|m| m.to_string()) != Some(max.clone()) || old_fp.as_deref() != Some(new_fp) {
+    let max = old_max.map_or(at_ms, |m| m.max(at_ms));
+    if old_max != Some(max) || old_fp.as_deref() != Some(new_fp) {
+        let m = max.to_string();
         call(
             ctx,
             true,
@@ -68,11 +135,30 @@ fn note_board_write(ctx: &Context, hb: &RedisString, at_ms: i64) -> Res<()> {
             &[
                 hb.as_slice(),
                 F_MAX_VIEW.as_bytes(),
-                max.as_bytes(),
+                m.as_bytes(),
                 F_FINGERPRINT.as_bytes(),
                 new_fp,
             ],
         )?;
+    }
+    Ok(())
+}
+
+/// Sets `keys` to expire `hotrank.retention-seconds` from now when the first
+/// one's expiry is missing or more than a tenth of the retention (at most a
+/// day) older than that, so a busy article refreshes it at most daily.
+fn refresh_retention(ctx: &Context, now: i64, keys: &[&RedisString]) -> Res<()> {
+    let ret = config::get(&config::RETENTION_SECONDS) * 1000;
+    let slack = (ret / 10).min(86_400_000);
+    let fresh = keys
+        .first()
+        .and_then(|k| ffi::pttl(ctx, k))
+        .is_some_and(|ttl| ttl > ret - slack);
+    if !fresh {
+        let at = (now + ret).to_string();
+        for k in keys {
+            call(ctx, true, "PEXPIREAT", &[k.as_slice(), at.as_bytes()])?;
+        }
     }
     Ok(())
 }
@@ -84,36 +170,49 @@ pub fn publish(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 4)?;
-    let board = super::board(&mut args)?;
+    let b = Board::open(ctx, &mut args)?;
     let article = args.next_rs()?.as_slice();
     let published = parse_time_ms("published_at", args.next_rs()?.as_slice())?;
-    let keys = ArticleKeys::open(ctx, board, article, true)?;
-    let hb = derived(ctx, board, Kind::HotBoard, &[], true)?;
-    expect_type(ctx, board, KeyType::ZSet)?;
-    expect_type(ctx, &keys.meta, KeyType::Hash)?;
+    let (pv, meta) = (
+        b.key(Kind::Pv, &[article], true)?,
+        b.key(Kind::Meta, &[article], true)?,
+    );
+    let hb = b.key(Kind::HotBoard, &[], true)?;
+    let pubidx = b.key(Kind::PubIndex, &[], true)?;
+    expect_type(ctx, b.key, KeyType::ZSet)?;
+    expect_type(ctx, &pv, KeyType::String)?;
+    expect_type(ctx, &meta, KeyType::Hash)?;
     expect_type(ctx, &hb, KeyType::Hash)?;
-    let existing = keys.read(ctx)?;
+    expect_type(ctx, &pubidx, KeyType::ZSet)?;
+    counter(ctx, &pv)?;
+    let existing = facts(ctx, &meta)?;
     let now = ffi::now_ms();
     let p = published.to_string();
     let r = call(
         ctx,
         true,
         "HSET",
-        &[keys.meta.as_slice(), F_PUBLISHED.as_bytes(), p.as_bytes()],
+        &[meta.as_slice(), F_PUBLISHED.as_bytes(), p.as_bytes()],
     )?;
+    refresh_retention(ctx, now, &[&meta])?;
     // An article already on the board is rescored now, so its stored score
-    // stays an upper bound of its later scores.
-    if let Some((pv, uv, _)) = existing {
-        if pv > 0 {
-            let score = config::formula().score(pv, uv, published, now);
-            call(
-                ctx,
-                true,
-                "ZADD",
-                &[board.as_slice(), format_score(score).as_bytes(), article],
-            )?;
-            note_board_write(ctx, &hb, now)?;
-        }
+    // stays an upper bound of its later scores, and re-indexed.
+    if let Some(a) = existing.filter(|a| a.pv > 0) {
+        let f = config::formula();
+        let score = f.score(a.pv, a.uv, published, now);
+        call(
+            ctx,
+            true,
+            "ZADD",
+            &[b.bytes(), format_score(score).as_bytes(), article],
+        )?;
+        call(
+            ctx,
+            true,
+            "ZADD",
+            &[pubidx.as_slice(), p.as_bytes(), article],
+        )?;
+        note_board_write(ctx, &hb, &f, now)?;
     }
     Ok(RedisValue::Integer(reply_int(&r).unwrap_or(0)))
 }
@@ -125,7 +224,7 @@ pub fn view(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 6)?;
-    let board = super::board(&mut args)?;
+    let b = Board::open(ctx, &mut args)?;
     let article = args.next_rs()?.as_slice();
     let visitor = args.next_rs()?.as_slice();
     let at = match args.next() {
@@ -138,66 +237,162 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
     let (t, now) = write_time(at)?;
     let f = config::formula();
-    let keys = ArticleKeys::open(ctx, board, article, true)?;
-    let seen = derived(ctx, board, Kind::Seen, &[article, visitor], true)?;
-    let hb = derived(ctx, board, Kind::HotBoard, &[], true)?;
-    expect_type(ctx, board, KeyType::ZSet)?;
-    expect_type(ctx, &keys.pv, KeyType::String)?;
-    expect_type(ctx, &keys.uv, KeyType::String)?;
-    expect_type(ctx, &keys.meta, KeyType::Hash)?;
-    expect_type(ctx, &seen, KeyType::String)?;
-    expect_type(ctx, &hb, KeyType::Hash)?;
-    let pv_before = read_int(ctx, &keys.pv)?;
 
+    // Every key this view may touch, ACL-checked and type-checked before any write.
+    let pv_key = b.key(Kind::Pv, &[article], true)?;
+    let uv_key = b.key(Kind::Uv, &[article], true)?;
+    let meta = b.key(Kind::Meta, &[article], true)?;
+    let sus = b.key(Kind::Suspicious, &[article], true)?;
+    let hb = b.key(Kind::HotBoard, &[], true)?;
+    let pubidx = b.key(Kind::PubIndex, &[], true)?;
     let window = config::dedup_ms();
-    let last = ctx
-        .open_key(&seen)
-        .read()
-        .ok()
+    let fp = dedup::fingerprint(article, visitor);
+    let dd = if window > 0 {
+        let (g, s) = (
+            dedup::generation(t, window),
+            dedup::shard(fp, config::get(&config::DEDUP_SHARDS) as u32),
+        );
+        let name = |gen: i64| {
+            b.key(
+                Kind::Dedup,
+                &[format!("{}:{gen}:{s}", window / 1000).as_bytes()],
+                true,
+            )
+        };
+        Some((g, name(g)?, name(g - 1)?))
+    } else {
+        None
+    };
+    let (vmax, vwin) = (
+        config::get(&config::VISITOR_MAX_VIEWS),
+        config::get(&config::VISITOR_WINDOW_SECONDS) * 1000,
+    );
+    let vv = if vmax > 0 {
+        let w = format!("{}:{}", vwin / 1000, t.div_euclid(vwin));
+        Some(b.key(Kind::VisitorViews, &[w.as_bytes(), visitor], true)?)
+    } else {
+        None
+    };
+    expect_type(ctx, b.key, KeyType::ZSet)?;
+    expect_type(ctx, &meta, KeyType::Hash)?;
+    expect_type(ctx, &hb, KeyType::Hash)?;
+    expect_type(ctx, &pubidx, KeyType::ZSet)?;
+    for k in [Some(&pv_key), Some(&uv_key), Some(&sus), vv.as_ref()]
+        .into_iter()
         .flatten()
-        .and_then(|b| crate::parse::parse_i64("seen", b).ok());
-    if is_duplicate(last, t, window) {
-        stats::add(&stats::VIEWS_DUPLICATE, 1);
-        let (pv, uv, published) = keys.read(ctx)?.unwrap_or((pv_before, 0, None));
-        let score = f.score(pv, uv, published.unwrap_or(t), t);
-        return Ok(view_reply(pv, uv, score, "duplicate"));
+    {
+        expect_type(ctx, k, KeyType::String)?;
+    }
+    if let Some((_, cur, prev)) = &dd {
+        expect_type(ctx, cur, KeyType::String)?;
+        expect_type(ctx, prev, KeyType::String)?;
+    }
+    check_hll(ctx, &uv_key)?;
+    let pv_before = counter(ctx, &pv_key)?;
+    let sus_before = counter(ctx, &sus)?;
+    let vv_before = vv.as_ref().map_or(Ok(0), |k| counter(ctx, k))?;
+    if pv_before == i64::MAX || sus_before == i64::MAX || vv_before == i64::MAX {
+        return Err(Fail::Msg("ERR hotrank counter would overflow".into()));
+    }
+    let current = |ctx: &Context| -> Res<(i64, i64, f64)> {
+        let a = facts(ctx, &meta)?.unwrap_or(Facts {
+            pv: 0,
+            uv: 0,
+            published: None,
+        });
+        Ok((a.pv, a.uv, f.score(a.pv, a.uv, a.published.unwrap_or(t), t)))
+    };
+
+    // Abnormal traffic: past the limit, views only feed the suspicious counter.
+    if let Some(vv) = &vv {
+        call(ctx, true, "INCRBY", &[vv.as_slice(), b"1"])?;
+        if vv_before == 0 {
+            let exp = (now + vwin).to_string();
+            call(ctx, true, "PEXPIREAT", &[vv.as_slice(), exp.as_bytes()])?;
+        }
+        if vv_before + 1 > vmax {
+            call(ctx, true, "INCRBY", &[sus.as_slice(), b"1"])?;
+            refresh_retention(ctx, now, &[&sus])?;
+            stats::add(&stats::VIEWS_SUSPICIOUS, 1);
+            let (pv, uv, score) = current(ctx)?;
+            return Ok(view_reply(pv, uv, score, "suspicious"));
+        }
     }
 
-    // PFADD first: it is the only write that can still fail (a corrupt HyperLogLog).
-    call(ctx, true, "PFADD", &[keys.uv.as_slice(), visitor])?;
-    let pv = reply_int(&call(ctx, true, "INCRBY", &[keys.pv.as_slice(), b"1"])?)
-        .unwrap_or(pv_before + 1);
-    let uv = reply_int(&call(ctx, false, "PFCOUNT", &[keys.uv.as_slice()])?).unwrap_or(0);
-    let published = hash_field(ctx, &keys.meta, F_PUBLISHED)?
-        .and_then(|b| crate::parse::parse_i64("p", &b).ok());
+    // Dedup: the last counted view of this pair lies in this generation or the one before.
+    if let Some((g, cur, prev)) = &dd {
+        let last_in = |k: &RedisString, gen: i64| {
+            let key = ctx.open_key(k);
+            key.read()
+                .ok()
+                .flatten()
+                .and_then(|bytes| dedup::last_in(bytes, fp, gen, window))
+        };
+        let last = last_in(cur, *g).max(last_in(prev, g - 1));
+        if is_duplicate(last, t, window) {
+            stats::add(&stats::VIEWS_DUPLICATE, 1);
+            let (pv, uv, score) = current(ctx)?;
+            return Ok(view_reply(pv, uv, score, "duplicate"));
+        }
+    }
+
+    call(ctx, true, "PFADD", &[uv_key.as_slice(), visitor])?;
+    // Replicated: PFCOUNT caches the count in the HLL header, and replicas must match byte for byte.
+    let uv = reply_int(&call(ctx, true, "PFCOUNT", &[uv_key.as_slice()])?).unwrap_or(0);
+    let pv =
+        reply_int(&call(ctx, true, "INCRBY", &[pv_key.as_slice(), b"1"])?).unwrap_or(pv_before + 1);
+    let published = hash_field(ctx, &meta, F_PUBLISHED)?.and_then(|b| parse_i64("p", &b).ok());
     let (published, new_pub) = match published {
         Some(p) => (p, None),
         None => (t, Some(t.to_string())),
     };
     let uv_s = uv.to_string();
-    let mut hset: Vec<&[u8]> = vec![keys.meta.as_slice(), F_UV.as_bytes(), uv_s.as_bytes()];
+    let pv_s = pv.to_string();
+    let mut hset: Vec<&[u8]> = vec![
+        meta.as_slice(),
+        F_PV.as_bytes(),
+        pv_s.as_bytes(),
+        F_UV.as_bytes(),
+        uv_s.as_bytes(),
+    ];
     if let Some(p) = &new_pub {
         hset.extend_from_slice(&[F_PUBLISHED.as_bytes(), p.as_bytes()]);
     }
     call(ctx, true, "HSET", &hset)?;
     let score = f.score(pv, uv, published, t);
-    call(
+    let added = reply_int(&call(
         ctx,
         true,
         "ZADD",
-        &[board.as_slice(), format_score(score).as_bytes(), article],
-    )?;
-    if window > 0 {
-        let (ts, exp) = (t.to_string(), (now + window).to_string());
+        &[b.bytes(), format_score(score).as_bytes(), article],
+    )?);
+    if added == Some(1) || new_pub.is_some() {
+        let p = published.to_string();
         call(
             ctx,
             true,
-            "SET",
-            &[seen.as_slice(), ts.as_bytes(), b"PXAT", exp.as_bytes()],
+            "ZADD",
+            &[pubidx.as_slice(), p.as_bytes(), article],
         )?;
     }
-    note_board_write(ctx, &hb, t)?;
+    if let Some((g, cur, _)) = &dd {
+        let fresh = ctx.open_key(cur).key_type() == KeyType::Empty;
+        call(
+            ctx,
+            true,
+            "APPEND",
+            &[cur.as_slice(), &dedup::entry(fp, t, window)],
+        )?;
+        if fresh {
+            let _ = g;
+            let exp = (now + 2 * window).to_string();
+            call(ctx, true, "PEXPIREAT", &[cur.as_slice(), exp.as_bytes()])?;
+        }
+    }
+    refresh_retention(ctx, now, &[&pv_key, &uv_key, &meta])?;
+    note_board_write(ctx, &hb, &f, t)?;
     stats::add(&stats::VIEWS_COUNTED, 1);
+    upkeep(&b, &pubidx, &f, now)?;
     Ok(view_reply(pv, uv, score, "counted"))
 }
 
@@ -210,6 +405,161 @@ fn view_reply(pv: i64, uv: i64, score: f64, status: &str) -> RedisValue {
     ])
 }
 
+/// Removes an article from the board and its index and drops its counters.
+/// Its meta hash (publish time) stays until retention expires it, so an
+/// article that comes back keeps its age.
+fn forget(b: &Board, pubidx: &RedisString, article: &[u8]) -> Res<()> {
+    call(b.ctx, true, "ZREM", &[b.bytes(), article])?;
+    call(b.ctx, true, "ZREM", &[pubidx.as_slice(), article])?;
+    let pv = b.key(Kind::Pv, &[article], true)?;
+    let uv = b.key(Kind::Uv, &[article], true)?;
+    let sus = b.key(Kind::Suspicious, &[article], true)?;
+    call(
+        b.ctx,
+        true,
+        "DEL",
+        &[pv.as_slice(), uv.as_slice(), sus.as_slice()],
+    )?;
+    Ok(())
+}
+
+/// Board upkeep after a counted view:
+/// - forgets the lowest-scored and the oldest-published article if retention
+///   has expired its counter;
+/// - trims the board to `hotrank.max-articles` once it holds an eighth more:
+///   the lowest stored scores go, but only those whose stored score (an
+///   upper bound of every later score) is below the exact score, now, of the
+///   max-articles-th best article, so nothing that is in the top now is lost.
+fn upkeep(b: &Board, pubidx: &RedisString, f: &Formula, now: i64) -> Res<()> {
+    for (key, cmd) in [(b.key, "ZRANGE"), (pubidx, "ZRANGE")] {
+        let first = reply_array(&call(b.ctx, false, cmd, &[key.as_slice(), b"0", b"0"])?);
+        if let Some(article) = first.first() {
+            let pv = b.key(Kind::Pv, &[article], false)?;
+            if b.ctx.open_key(&pv).key_type() == KeyType::Empty {
+                forget(b, pubidx, article)?;
+                stats::add(&stats::ARTICLES_SWEPT, 1);
+            }
+        }
+    }
+    let max = config::get(&config::MAX_ARTICLES);
+    if max <= 0 {
+        return Ok(());
+    }
+    let card = reply_int(&call(b.ctx, false, "ZCARD", &[b.bytes()])?).unwrap_or(0);
+    if card <= max + (max / 8).max(16) {
+        return Ok(());
+    }
+    let (best, _) =
+        select(b, f, now, max as usize, None, prune_ok(b, f, now)?, None)?.unwrap_or_default();
+    let Some(threshold) = best.get(max as usize - 1).map(|x| x.1) else {
+        return Ok(());
+    };
+    let last = (card - max - 1).to_string();
+    let low = reply_array(&call(
+        b.ctx,
+        false,
+        "ZRANGE",
+        &[b.bytes(), b"0", last.as_bytes(), b"WITHSCORES"],
+    )?);
+    let mut removed = 0;
+    for pair in low.chunks(2) {
+        let [article, stored] = pair else { break };
+        let stored: f64 = std::str::from_utf8(stored)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(f64::INFINITY);
+        if stored >= threshold {
+            break;
+        }
+        forget(b, pubidx, article)?;
+        removed += 1;
+    }
+    stats::add(&stats::TRIMS, 1);
+    stats::add(&stats::ARTICLES_TRIMMED, removed);
+    Ok(())
+}
+
+/// Whether the stored scores of the board bound its scores at `q`: they were
+/// all computed with the current formula, at or before `q`.
+fn prune_ok(b: &Board, f: &Formula, q: i64) -> Res<bool> {
+    let hb = b.key(Kind::HotBoard, &[], false)?;
+    expect_type(b.ctx, &hb, KeyType::Hash)?;
+    let max_view = hash_field(b.ctx, &hb, F_MAX_VIEW)?.and_then(|v| parse_i64("f", &v).ok());
+    let fp = hash_field(b.ctx, &hb, F_FINGERPRINT)?;
+    Ok(fp.as_deref() == Some(f.fingerprint().as_bytes()) && max_view.is_some_and(|m| m <= q))
+}
+
+type Selection = (Vec<(Vec<u8>, f64)>, u64);
+
+/// Scores one candidate at `q` and offers it when it is in the window.
+fn offer(
+    b: &Board,
+    f: &Formula,
+    q: i64,
+    window: Option<i64>,
+    article: &[u8],
+    best: &mut TopN,
+) -> Res<()> {
+    let meta = b.key(Kind::Meta, &[article], false)?;
+    if let Some(a) = facts(b.ctx, &meta)? {
+        let published = a.published.unwrap_or(i64::MIN / 2);
+        if a.pv > 0 && in_window(published, q, window) {
+            best.offer(article, f.score(a.pv, a.uv, published, q));
+        }
+    }
+    Ok(())
+}
+
+/// The exact top `n` at `q`.
+///
+/// Threshold scan: walk the board by stored score, highest first; with
+/// `prune` each stored score bounds the article's score at `q`, so the walk
+/// stops as soon as the n-th best exact score found beats the next stored
+/// score. `budget` caps the articles examined (`None` when exceeded).
+fn select(
+    b: &Board,
+    f: &Formula,
+    q: i64,
+    n: usize,
+    window: Option<i64>,
+    prune: bool,
+    budget: Option<u64>,
+) -> Res<Option<Selection>> {
+    let mut best = TopN::new(n);
+    let mut examined = 0u64;
+    if let Some(iter) = ffi::ZsetRevIter::open(b.ctx, b.key) {
+        for (article, stored) in iter {
+            if prune && best.is_closed_below(stored) {
+                break;
+            }
+            examined += 1;
+            if budget.is_some_and(|cap| examined > cap) {
+                return Ok(None);
+            }
+            offer(b, f, q, window, article.as_slice(), &mut best)?;
+        }
+    }
+    Ok(Some((best.into_sorted(), examined)))
+}
+
+/// The exact top `n` among articles published in `[q - w, q]`, by scoring
+/// every one of them through the publish-time index.
+fn select_window(b: &Board, f: &Formula, q: i64, n: usize, w: i64) -> Res<Selection> {
+    let pubidx = b.key(Kind::PubIndex, &[], false)?;
+    let (lo, hi) = (q.saturating_sub(w).to_string(), q.to_string());
+    let ids = reply_array(&call(
+        b.ctx,
+        false,
+        "ZRANGEBYSCORE",
+        &[pubidx.as_slice(), lo.as_bytes(), hi.as_bytes()],
+    )?);
+    let mut best = TopN::new(n);
+    for article in &ids {
+        offer(b, f, q, Some(w), article, &mut best)?;
+    }
+    Ok((best.into_sorted(), ids.len() as u64))
+}
+
 /// `HOT.TOP K [LIMIT n] [WINDOW w] [WITHSCORES] [AT t]`.
 pub fn top(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, top_impl)
@@ -217,7 +567,7 @@ pub fn top(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 9)?;
-    let board = super::board(&mut args)?;
+    let b = Board::open(ctx, &mut args)?;
     let (mut limit, mut window, mut withscores, mut at) = (20i64, None, false, None);
     while let Some(opt) = args.next() {
         match opt.to_ascii_uppercase().as_slice() {
@@ -235,61 +585,44 @@ fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
     let q = at.unwrap_or_else(ffi::now_ms);
     stats::add(&stats::TOP_CALLS, 1);
-    if !expect_type(ctx, board, KeyType::ZSet)? {
+    if !expect_type(ctx, b.key, KeyType::ZSet)? {
         return Ok(RedisValue::Array(vec![]));
     }
-    let hb = derived(ctx, board, Kind::HotBoard, &[], false)?;
-    expect_type(ctx, &hb, KeyType::Hash)?;
-    // Stored scores bound later scores only if they were computed with the
-    // current formula and no later than the query instant.
-    let fp = config::formula().fingerprint();
-    let max_view =
-        hash_field(ctx, &hb, F_MAX_VIEW)?.and_then(|b| crate::parse::parse_i64("f", &b).ok());
-    let prune = hash_field(ctx, &hb, F_FINGERPRINT)?.as_deref() == Some(fp.as_bytes())
-        && max_view.is_some_and(|m| m <= q);
-
     let f = config::formula();
-    let mut best = TopN::new(limit as usize);
-    let mut examined = 0u64;
-    const CHUNK: i64 = 256;
-    let mut start = 0i64;
-    'scan: loop {
-        let (s, e) = (start.to_string(), (start + CHUNK - 1).to_string());
-        let r = call(
-            ctx,
-            false,
-            "ZREVRANGE",
-            &[board.as_slice(), s.as_bytes(), e.as_bytes(), b"WITHSCORES"],
-        )?;
-        let items = reply_array(&r);
-        for pair in items.chunks(2) {
-            let [article, stored] = pair else { break };
-            let bound: f64 = std::str::from_utf8(stored)
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(f64::INFINITY);
-            if prune && best.is_closed_below(bound) {
-                break 'scan;
-            }
-            examined += 1;
-            let keys = ArticleKeys::open(ctx, board, article, false)?;
-            let Some((pv, uv, published)) = keys.read(ctx)? else {
-                continue;
+    let prune = prune_ok(&b, &f, q)?;
+    let n = limit as usize;
+    let (best, examined) = match window {
+        None => select(&b, &f, q, n, None, prune, None)?.unwrap_or_default(),
+        Some(w) => {
+            // Walk by stored score while that costs less than scoring the
+            // whole window; else score the window through the publish index.
+            let pubidx = b.key(Kind::PubIndex, &[], false)?;
+            expect_type(ctx, &pubidx, KeyType::ZSet)?;
+            let (lo, hi) = (q.saturating_sub(w).to_string(), q.to_string());
+            let in_win = reply_int(&call(
+                ctx,
+                false,
+                "ZCOUNT",
+                &[pubidx.as_slice(), lo.as_bytes(), hi.as_bytes()],
+            )?)
+            .unwrap_or(0);
+            let tried = if prune {
+                select(&b, &f, q, n, Some(w), true, Some(in_win as u64))?
+            } else {
+                None
             };
-            let published = published.unwrap_or(i64::MIN / 2);
-            if !in_window(published, q, window) {
-                continue;
+            match tried {
+                Some(sel) => sel,
+                None => {
+                    let (sel, scanned) = select_window(&b, &f, q, n, w)?;
+                    (sel, scanned + if prune { in_win as u64 } else { 0 })
+                }
             }
-            best.offer(article, f.score(pv, uv, published, q));
         }
-        if (items.len() as i64) < 2 * CHUNK {
-            break;
-        }
-        start += CHUNK;
-    }
+    };
     stats::add(&stats::TOP_EXAMINED, examined);
-    let mut out = Vec::new();
-    for (article, score) in best.into_sorted() {
+    let mut out = Vec::with_capacity(best.len() * 2);
+    for (article, score) in best {
         out.push(bulk(article));
         if withscores {
             out.push(bulk(format_score(score)));
@@ -298,14 +631,14 @@ fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     Ok(RedisValue::Array(out))
 }
 
-/// `HOT.STATS K article [AT t]` → pv, uv, published_at, score (nil if unknown).
+/// `HOT.STATS K article [AT t]` → pv, uv, suspicious, published_at, score (nil if unknown).
 pub fn stats(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, stats_impl)
 }
 
 fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 5)?;
-    let board = super::board(&mut args)?;
+    let b = Board::open(ctx, &mut args)?;
     let article = args.next_rs()?.as_slice();
     let at = match args.next() {
         None => None,
@@ -314,25 +647,41 @@ fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         }
         Some(_) => return Err(Fail::Msg("ERR syntax error: expected AT t".into())),
     };
+    if args.next().is_some() {
+        return Err(Fail::Msg("ERR syntax error".into()));
+    }
     let q = at.unwrap_or_else(ffi::now_ms);
-    let keys = ArticleKeys::open(ctx, board, article, false)?;
-    expect_type(ctx, board, KeyType::ZSet)?;
-    expect_type(ctx, &keys.pv, KeyType::String)?;
-    expect_type(ctx, &keys.meta, KeyType::Hash)?;
-    let Some((pv, uv, published)) = keys.read(ctx)? else {
+    let pv = b.key(Kind::Pv, &[article], false)?;
+    let meta = b.key(Kind::Meta, &[article], false)?;
+    let sus = b.key(Kind::Suspicious, &[article], false)?;
+    expect_type(ctx, b.key, KeyType::ZSet)?;
+    expect_type(ctx, &pv, KeyType::String)?;
+    expect_type(ctx, &meta, KeyType::Hash)?;
+    expect_type(ctx, &sus, KeyType::String)?;
+    let suspicious = counter(ctx, &sus)?;
+    counter(ctx, &pv)?;
+    let Some(a) = facts(ctx, &meta)?.or((suspicious > 0).then_some(Facts {
+        pv: 0,
+        uv: 0,
+        published: None,
+    })) else {
         return Ok(RedisValue::Null);
     };
-    let score = match published {
-        Some(p) if pv > 0 => config::formula().score(pv, uv, p, q),
+    let score = match a.published {
+        Some(p) if a.pv > 0 => config::formula().score(a.pv, a.uv, p, q),
         _ => 0.0,
     };
-    let published = published.map_or(RedisValue::Null, |p| bulk(format_time_ms(p)));
     Ok(ffi::reply_map(
         ctx,
         vec![
-            ("pv", RedisValue::Integer(pv)),
-            ("uv", RedisValue::Integer(uv)),
-            ("published_at", published),
+            ("pv", RedisValue::Integer(a.pv)),
+            ("uv", RedisValue::Integer(a.uv)),
+            ("suspicious", RedisValue::Integer(suspicious)),
+            (
+                "published_at",
+                a.published
+                    .map_or(RedisValue::Null, |p| bulk(format_time_ms(p))),
+            ),
             ("score", bulk(format_score(score))),
         ],
     ))

@@ -142,17 +142,6 @@ pub fn expect_type(ctx: &Context, key: &RedisString, want: KeyType) -> Res<bool>
     }
 }
 
-/// Reads a string key as an integer (missing: 0). A non-integer value is an error.
-pub fn read_int(ctx: &Context, key: &RedisString) -> Res<i64> {
-    let k = ctx.open_key(key);
-    match k.read() {
-        Ok(Some(v)) => crate::parse::parse_i64("value", v)
-            .map_err(|_| Fail::Msg("ERR hotrank counter key does not hold an integer".into())),
-        Ok(None) => Ok(0),
-        Err(_) => Err(wrong_type()),
-    }
-}
-
 /// Reads a hash field as bytes.
 pub fn hash_field(ctx: &Context, key: &RedisString, field: &str) -> Res<Option<Vec<u8>>> {
     let k = ctx.open_key(key);

@@ -15,8 +15,9 @@ fn not_rank() -> Fail {
     )
 }
 
-/// The board's layout. For writes, a board with no layout gets the default
-/// one (stored at once); reads of a missing board give `None`.
+/// The board's layout; `None` for a missing board (a write gives it the
+/// default layout, stored only once the write is known to succeed). `write`
+/// asks for write access to the layout key.
 fn layout(ctx: &Context, board: &RedisString, write: bool) -> Res<Option<Layout>> {
     let lk = derived(ctx, board, Kind::Layout, &[], write)?;
     let has_zset = expect_type(ctx, board, KeyType::ZSet)?;
@@ -25,11 +26,6 @@ fn layout(ctx: &Context, board: &RedisString, write: bool) -> Res<Option<Layout>
     match stored {
         Some(raw) => Ok(Some(Layout::deserialize(&raw)?)),
         None if has_zset => Err(not_rank()),
-        None if write => {
-            let l = Layout::default_for(Resolution::Seconds);
-            call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
-            Ok(Some(l))
-        }
         None => Ok(None),
     }
 }
@@ -92,7 +88,9 @@ fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let d = Layout::default_for(res);
     let l = Layout::new(res, min.unwrap_or(d.min), max.unwrap_or(d.max))?;
     let lk = derived(ctx, board, Kind::Layout, &[], true)?;
-    if expect_type(ctx, board, KeyType::ZSet)? || expect_type(ctx, &lk, KeyType::String)? {
+    // A layout left by a board whose ZSET was deleted is replaced.
+    expect_type(ctx, &lk, KeyType::String)?;
+    if expect_type(ctx, board, KeyType::ZSet)? {
         return Err(Fail::Msg("ERR board already exists".into()));
     }
     call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
@@ -118,7 +116,8 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
         args.next_rs()?.as_slice(),
     )?;
     let (t, _) = write_time(opt_at(&mut args)?)?;
-    let l = layout(ctx, board, true)?.ok_or_else(not_rank)?;
+    let stored = layout(ctx, board, true)?;
+    let l = stored.unwrap_or_else(|| Layout::default_for(Resolution::Seconds));
     let old = current(ctx, board, &l, member)?;
     let new = if add {
         old.map_or(0, |o| o.0)
@@ -132,6 +131,11 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
         return Ok(RedisValue::Integer(new));
     }
     let packed = l.encode(new, t)?;
+    // Every check passed: a new board's layout is stored with its first member.
+    if stored.is_none() {
+        let lk = derived(ctx, board, Kind::Layout, &[], true)?;
+        call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
+    }
     call(
         ctx,
         true,
@@ -428,7 +432,8 @@ fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let board = super::board(&mut args)?;
     let delta = parse_i64("delta", args.next_rs()?.as_slice())?;
     let (t, _) = write_time(None)?;
-    let l = layout(ctx, board, true)?.ok_or_else(not_rank)?;
+    let stored = layout(ctx, board, true)?;
+    let l = stored.unwrap_or_else(|| Layout::default_for(Resolution::Seconds));
     // Plan every write first (a member named twice gets delta twice).
     let mut plan: Vec<(&[u8], i64, Option<f64>)> = Vec::new();
     while let Some(member) = args.next() {
@@ -446,6 +451,10 @@ fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             Some(l.encode(new, t)?)
         };
         plan.push((member, new, packed));
+    }
+    if stored.is_none() {
+        let lk = derived(ctx, board, Kind::Layout, &[], true)?;
+        call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
     }
     let mut out = Vec::with_capacity(plan.len());
     for (member, new, packed) in &plan {

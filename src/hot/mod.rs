@@ -2,6 +2,8 @@
 //! selection with a pruning bound. Pure Rust, no Redis; times are
 //! milliseconds since the unix epoch.
 
+pub mod dedup;
+
 use std::cmp::Ordering;
 
 /// Milliseconds in an hour.
@@ -47,15 +49,17 @@ impl Formula {
         self.numerator(pv, uv) / (hours + self.base).powf(self.gamma)
     }
 
-    /// A fingerprint of the parameters: equal fingerprints give equal scores.
+    /// A fingerprint of the parameters (16 hex digits of a 64-bit FNV-1a
+    /// over their bit patterns): equal fingerprints give equal scores.
     pub fn fingerprint(&self) -> String {
-        format!(
-            "{:x}-{:x}-{:x}-{:x}",
-            self.alpha.to_bits(),
-            self.beta.to_bits(),
-            self.base.to_bits(),
-            self.gamma.to_bits()
-        )
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for v in [self.alpha, self.beta, self.base, self.gamma] {
+            for b in v.to_bits().to_le_bytes() {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+        format!("{h:016x}")
     }
 }
 

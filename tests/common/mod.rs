@@ -39,7 +39,11 @@ pub fn server_bin() -> String {
 }
 
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
 }
 
 /// A running server; killed when dropped.
@@ -58,7 +62,8 @@ impl Server {
     /// A server with extra arguments; `with_module` false starts a bare server.
     pub fn start_with(extra: &[&str], with_module: bool) -> Server {
         let port = free_port();
-        let dir = std::env::temp_dir().join(format!("hotrank-test-{}-{}", std::process::id(), port));
+        let dir =
+            std::env::temp_dir().join(format!("hotrank-test-{}-{}", std::process::id(), port));
         std::fs::create_dir_all(&dir).expect("mkdir");
         let mut cmd = Command::new(server_bin());
         cmd.arg("--port")
@@ -70,7 +75,9 @@ impl Server {
             cmd.arg("--loadmodule").arg(module_path());
         }
         cmd.args(extra).stdout(Stdio::null()).stderr(Stdio::null());
-        let child = cmd.spawn().unwrap_or_else(|e| panic!("start {}: {e}", server_bin()));
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {}: {e}", server_bin()));
         let server = Server { port, child, dir };
         server.wait_ready();
         server
@@ -84,7 +91,11 @@ impl Server {
                     return;
                 }
             }
-            assert!(Instant::now() < deadline, "server on port {} did not start", self.port);
+            assert!(
+                Instant::now() < deadline,
+                "server on port {} did not start",
+                self.port
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -94,7 +105,10 @@ impl Server {
     }
 
     pub fn conn(&self) -> redis::Connection {
-        redis::Client::open(self.url()).expect("client").get_connection().expect("connect")
+        redis::Client::open(self.url())
+            .expect("client")
+            .get_connection()
+            .expect("connect")
     }
 
     /// Whether the process is still alive.
@@ -124,11 +138,16 @@ pub fn q(c: &mut redis::Connection, args: &[&str]) -> redis::RedisResult<redis::
 pub fn err(c: &mut redis::Connection, args: &[&str]) -> String {
     match q(c, args) {
         Ok(v) => panic!("{args:?} should fail, got {v:?}"),
-        Err(e) => format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or("")).trim().to_string(),
+        Err(e) => format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or(""))
+            .trim()
+            .to_string(),
     }
 }
 
 /// Current unix time in seconds.
 pub fn now_s() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs() as i64
 }

@@ -1,0 +1,131 @@
+//! Compact dedup state: which (article, visitor) pairs had a counted view in
+//! the last window. Pure Rust, no Redis.
+//!
+//! Instead of one `SET … NX EX` key per pair (about 100 bytes), pairs are
+//! kept as 12-byte entries appended to a few shared strings: the view time
+//! `t` falls in generation `g = t div W` (W = the dedup window), the pair's
+//! 64-bit fingerprint picks one of `S` shards, and the entry
+//! `fingerprint (8 bytes LE) | t - g·W in ms (4 bytes LE)` is appended to the
+//! string of (g, shard). A counted view within the last W lies in generation
+//! g or g-1, so a lookup scans two short strings. Each string expires 2·W
+//! after it is created, so the state is bounded and clears itself.
+
+/// Bytes per entry.
+pub const ENTRY: usize = 12;
+/// Longest dedup window this layout supports: offsets are u32 milliseconds.
+pub const MAX_WINDOW_MS: i64 = u32::MAX as i64;
+
+/// 64-bit FNV-1a fingerprint of a pair; the article is length-prefixed so
+/// (ab, c) and (a, bc) differ. Stable across builds and platforms.
+pub fn fingerprint(article: &[u8], visitor: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    eat(&(article.len() as u64).to_le_bytes());
+    eat(article);
+    eat(visitor);
+    h
+}
+
+/// The generation of a view time.
+pub fn generation(t_ms: i64, window_ms: i64) -> i64 {
+    t_ms.div_euclid(window_ms)
+}
+
+/// The shard of a fingerprint among `shards`.
+pub fn shard(fp: u64, shards: u32) -> u32 {
+    ((fp >> 32) % u64::from(shards.max(1))) as u32
+}
+
+/// The entry recording a counted view at `t_ms`.
+pub fn entry(fp: u64, t_ms: i64, window_ms: i64) -> [u8; ENTRY] {
+    let off = (t_ms - generation(t_ms, window_ms) * window_ms) as u32;
+    let mut e = [0u8; ENTRY];
+    e[..8].copy_from_slice(&fp.to_le_bytes());
+    e[8..].copy_from_slice(&off.to_le_bytes());
+    e
+}
+
+/// The latest counted view of `fp` recorded in a generation's shard string.
+pub fn last_in(shard_bytes: &[u8], fp: u64, gen: i64, window_ms: i64) -> Option<i64> {
+    let want = fp.to_le_bytes();
+    shard_bytes
+        .chunks_exact(ENTRY)
+        .filter(|e| e[..8] == want)
+        .map(|e| u32::from_le_bytes([e[8], e[9], e[10], e[11]]))
+        .max()
+        .map(|off| gen * window_ms + i64::from(off))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hot::is_duplicate;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn fingerprint_separates_the_article_from_the_visitor() {
+        assert_ne!(fingerprint(b"ab", b"c"), fingerprint(b"a", b"bc"));
+        assert_eq!(fingerprint(b"a", b"v"), fingerprint(b"a", b"v"));
+    }
+
+    #[test]
+    fn entries_decode_to_their_view_time() {
+        let w = 900_000;
+        let t = 1_700_000_123_456;
+        let fp = fingerprint(b"a", b"v");
+        let e = entry(fp, t, w);
+        assert_eq!(last_in(&e, fp, generation(t, w), w), Some(t));
+        assert_eq!(last_in(&e, fp ^ 1, generation(t, w), w), None);
+    }
+
+    /// Simulates the two-generation store against the one-key-per-pair model.
+    fn store_decides(views: &[(u8, u8, i64)], w: i64, shards: u32) -> Vec<bool> {
+        let mut store: HashMap<(i64, u32), Vec<u8>> = HashMap::new();
+        let mut out = Vec::new();
+        for &(a, v, t) in views {
+            let fp = fingerprint(&[a], &[v]);
+            let g = generation(t, w);
+            let s = shard(fp, shards);
+            let last = [g - 1, g]
+                .iter()
+                .filter_map(|gg| store.get(&(*gg, s)).and_then(|b| last_in(b, fp, *gg, w)))
+                .max();
+            let dup = is_duplicate(last, t, w);
+            if !dup {
+                store
+                    .entry((g, s))
+                    .or_default()
+                    .extend_from_slice(&entry(fp, t, w));
+            }
+            out.push(dup);
+        }
+        out
+    }
+
+    proptest! {
+        /// With view times in order, the compact store decides exactly as
+        /// one key per pair holding the last counted view time would.
+        #[test]
+        fn compact_store_matches_per_pair_model(
+            mut views in prop::collection::vec((0u8..4, 0u8..4, 0i64..10_000_000), 1..200),
+            w in 1i64..3_000_000,
+            shards in 1u32..8,
+        ) {
+            views.sort_by_key(|v| v.2);
+            let mut last: HashMap<(u8, u8), i64> = HashMap::new();
+            let mut want = Vec::new();
+            for &(a, v, t) in &views {
+                let dup = is_duplicate(last.get(&(a, v)).copied(), t, w);
+                if !dup { last.insert((a, v), t); }
+                want.push(dup);
+            }
+            prop_assert_eq!(store_decides(&views, w, shards), want);
+        }
+    }
+}
