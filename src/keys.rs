@@ -145,8 +145,8 @@ mod tests {
         );
         assert_eq!(derived(b"lb", Kind::Layout, &[]), b"lb\0{lb}layout");
         assert_eq!(
-            derived(b"hot:{n}", Kind::Seen, &[b"a:1", b"v"]),
-            b"hot:{n}\0seen:3:a:1:v"
+            derived(b"hot:{n}", Kind::VisitorViews, &[b"a:1", b"v"]),
+            b"hot:{n}\0vv:3:a:1:v"
         );
     }
 

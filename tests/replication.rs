@@ -585,7 +585,6 @@ fn replica_without_the_module_matches_the_master() {
 /// by calling PFCOUNT with replication, as Redis itself propagates a client's
 /// PFCOUNT).
 #[test]
-#[ignore = "HOT.VIEW's PFCOUNT cache write is not replicated (src/commands/hot.rs)"]
 fn hyperloglog_bytes_and_debug_digest_match_exactly() {
     let (m, r) = pair(false);
     let (mc, rc) = (&mut m.conn(), &mut r.conn());

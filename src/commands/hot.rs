@@ -96,25 +96,6 @@ fn counter(ctx: &Context, key: &RedisString) -> Res<i64> {
     }
 }
 
-/// Refuses a `uv` key that is not a HyperLogLog before anything is written
-/// (PFADD would fail half-way otherwise). Checks the `HYLL` header and the
-/// dense size, as Redis does.
-fn check_hll(ctx: &Context, key: &RedisString) -> Res<()> {
-    let k = ctx.open_key(key);
-    let bad = || Fail::Msg("WRONGTYPE Key is not a valid HyperLogLog string value.".into());
-    match k.read().map_err(|_| super::wrong_type())? {
-        None => Ok(()),
-        Some(b)
-            if b.len() >= 16
-                && &b[..4] == b"HYLL"
-                && (b[4] == 1 || (b[4] == 0 && b.len() == 16 + 12288)) =>
-        {
-            Ok(())
-        }
-        Some(_) => Err(bad()),
-    }
-}
-
 /// Records the latest instant a stored score was computed for and the
 /// formula it used, so HOT.TOP knows when stored scores are upper bounds.
 fn note_board_write(ctx: &Context, hb: &RedisString, f: &Formula, at_ms: i64) -> Res<()> {
@@ -287,7 +268,6 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         expect_type(ctx, cur, KeyType::String)?;
         expect_type(ctx, prev, KeyType::String)?;
     }
-    check_hll(ctx, &uv_key)?;
     let pv_before = counter(ctx, &pv_key)?;
     let sus_before = counter(ctx, &sus)?;
     let vv_before = vv.as_ref().map_or(Ok(0), |k| counter(ctx, k))?;
@@ -304,19 +284,24 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     };
 
     // Abnormal traffic: past the limit, views only feed the suspicious counter.
-    if let Some(vv) = &vv {
-        call(ctx, true, "INCRBY", &[vv.as_slice(), b"1"])?;
-        if vv_before == 0 {
-            let exp = (now + vwin).to_string();
-            call(ctx, true, "PEXPIREAT", &[vv.as_slice(), exp.as_bytes()])?;
+    // Counters were checked above, so these writes cannot fail half-way.
+    let bump_visitor = |ctx: &Context| -> Res<()> {
+        if let Some(vv) = &vv {
+            call(ctx, true, "INCRBY", &[vv.as_slice(), b"1"])?;
+            if vv_before == 0 {
+                let exp = (now + vwin).to_string();
+                call(ctx, true, "PEXPIREAT", &[vv.as_slice(), exp.as_bytes()])?;
+            }
         }
-        if vv_before + 1 > vmax {
-            call(ctx, true, "INCRBY", &[sus.as_slice(), b"1"])?;
-            refresh_retention(ctx, now, &[&sus])?;
-            stats::add(&stats::VIEWS_SUSPICIOUS, 1);
-            let (pv, uv, score) = current(ctx)?;
-            return Ok(view_reply(pv, uv, score, "suspicious"));
-        }
+        Ok(())
+    };
+    if vv.is_some() && vv_before + 1 > vmax {
+        bump_visitor(ctx)?;
+        call(ctx, true, "INCRBY", &[sus.as_slice(), b"1"])?;
+        refresh_retention(ctx, now, &[&sus])?;
+        stats::add(&stats::VIEWS_SUSPICIOUS, 1);
+        let (pv, uv, score) = current(ctx)?;
+        return Ok(view_reply(pv, uv, score, "suspicious"));
     }
 
     // Dedup: the last counted view of this pair lies in this generation or the one before.
@@ -330,17 +315,24 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         };
         let last = last_in(cur, *g).max(last_in(prev, g - 1));
         if is_duplicate(last, t, window) {
+            bump_visitor(ctx)?;
             stats::add(&stats::VIEWS_DUPLICATE, 1);
             let (pv, uv, score) = current(ctx)?;
             return Ok(view_reply(pv, uv, score, "duplicate"));
         }
     }
 
-    call(ctx, true, "PFADD", &[uv_key.as_slice(), visitor])?;
-    // Replicated: PFCOUNT caches the count in the HLL header, and replicas must match byte for byte.
-    let uv = reply_int(&call(ctx, true, "PFCOUNT", &[uv_key.as_slice()])?).unwrap_or(0);
+    // A corrupt HyperLogLog fails PFCOUNT before anything is written; once it
+    // passed, PFADD and the writes after it cannot fail. PFCOUNT is
+    // replicated: it caches the count in the HLL header, and replicas must
+    // match byte for byte.
+    let mut uv = reply_int(&call(ctx, true, "PFCOUNT", &[uv_key.as_slice()])?).unwrap_or(0);
+    if reply_int(&call(ctx, true, "PFADD", &[uv_key.as_slice(), visitor])?) == Some(1) {
+        uv = reply_int(&call(ctx, true, "PFCOUNT", &[uv_key.as_slice()])?).unwrap_or(uv);
+    }
     let pv =
         reply_int(&call(ctx, true, "INCRBY", &[pv_key.as_slice(), b"1"])?).unwrap_or(pv_before + 1);
+    bump_visitor(ctx)?;
     let published = hash_field(ctx, &meta, F_PUBLISHED)?.and_then(|b| parse_i64("p", &b).ok());
     let (published, new_pub) = match published {
         Some(p) => (p, None),

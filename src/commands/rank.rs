@@ -88,9 +88,8 @@ fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let d = Layout::default_for(res);
     let l = Layout::new(res, min.unwrap_or(d.min), max.unwrap_or(d.max))?;
     let lk = derived(ctx, board, Kind::Layout, &[], true)?;
-    // A layout left by a board whose ZSET was deleted is replaced.
-    expect_type(ctx, &lk, KeyType::String)?;
-    if expect_type(ctx, board, KeyType::ZSet)? {
+    // The layout outlives an emptied or deleted ZSET: the board still exists.
+    if expect_type(ctx, board, KeyType::ZSet)? || expect_type(ctx, &lk, KeyType::String)? {
         return Err(Fail::Msg("ERR board already exists".into()));
     }
     call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
