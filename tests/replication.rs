@@ -578,12 +578,10 @@ fn replica_without_the_module_matches_the_master() {
 }
 
 /// Byte-exact replication of HyperLogLogs, and so DEBUG DIGEST of the whole
-/// dataset. HOT.VIEW runs PFCOUNT without replicating it, and PFCOUNT stores
-/// the cardinality it computed in the HyperLogLog's header on the master
-/// only: the registers and every count agree, but the bytes (DUMP, DEBUG
-/// DIGEST) differ. Ignored until HOT.VIEW replicates that cache write (e.g.
-/// by calling PFCOUNT with replication, as Redis itself propagates a client's
-/// PFCOUNT).
+/// dataset. PFCOUNT stores the cardinality it computed in the HyperLogLog's
+/// header, so HOT.VIEW replicates its PFCOUNT calls, as Redis propagates a
+/// client's PFCOUNT; otherwise the registers and counts would agree but the
+/// bytes (DUMP, DEBUG DIGEST) would differ.
 #[test]
 fn hyperloglog_bytes_and_debug_digest_match_exactly() {
     let (m, r) = pair(false);
