@@ -269,3 +269,36 @@ impl Drop for ZsetRevIter {
         unsafe { raw::RedisModule_ZsetRangeStop.expect("zset range API")(self.key.key) };
     }
 }
+
+/// The member with the lowest score of a ZSET (`None` if missing or empty).
+pub fn zset_first(ctx: &Context, name: &RedisString) -> Option<RedisString> {
+    let key = RawKey::open(ctx, name)?;
+    // SAFETY: key is an open handle; the range call fails on a non-ZSET or an
+    // empty ZSET, and the range is stopped before the key is closed.
+    unsafe {
+        let ok = raw::RedisModule_ZsetFirstInScoreRange.expect("zset range API")(
+            key.key,
+            f64::NEG_INFINITY,
+            f64::INFINITY,
+            0,
+            0,
+        );
+        let mut score = 0.0;
+        let ele = if ok == raw::REDISMODULE_OK as i32 {
+            raw::RedisModule_ZsetRangeCurrentElement.expect("zset range API")(key.key, &mut score)
+        } else {
+            std::ptr::null_mut()
+        };
+        raw::RedisModule_ZsetRangeStop.expect("zset range API")(key.key);
+        (!ele.is_null()).then(|| RedisString::from_redis_module_string(ctx.ctx, ele))
+    }
+}
+
+/// Elements of a ZSET (or length of any value); 0 when the key is missing.
+pub fn value_length(ctx: &Context, name: &RedisString) -> usize {
+    let Some(key) = RawKey::open(ctx, name) else {
+        return 0;
+    };
+    // SAFETY: key is an open handle.
+    unsafe { raw::RedisModule_ValueLength.expect("ValueLength exists on every server")(key.key) }
+}

@@ -96,8 +96,13 @@ fn counter(ctx: &Context, key: &RedisString) -> Res<i64> {
     }
 }
 
-/// Records the latest instant a stored score was computed for and the
-/// formula it used, so HOT.TOP knows when stored scores are upper bounds.
+/// Granularity of the board's `maxViewAt` bound (ms): it is rounded up to
+/// a whole minute so a busy board rewrites it at most once a minute.
+const VIEW_BOUND_STEP: i64 = 60_000;
+
+/// Records an upper bound of the instants stored scores were computed for
+/// (rounded up to a minute) and the formula they used, so HOT.TOP knows when
+/// stored scores are upper bounds of scores at its query time.
 fn note_board_write(ctx: &Context, hb: &RedisString, f: &Formula, at_ms: i64) -> Res<()> {
     let fp = f.fingerprint();
     let old_max = hash_field(ctx, hb, F_MAX_VIEW)?.and_then(|b| parse_i64("f", &b).ok());
@@ -106,7 +111,11 @@ fn note_board_write(ctx: &Context, hb: &RedisString, f: &Formula, at_ms: i64) ->
         Some(old) if old.as_slice() != fp.as_bytes() => MIXED,
         _ => fp.as_bytes(),
     };
-    let max = old_max.map_or(at_ms, |m| m.max(at_ms));
+    let bound = at_ms
+        .div_euclid(VIEW_BOUND_STEP)
+        .saturating_add(1)
+        .saturating_mul(VIEW_BOUND_STEP);
+    let max = old_max.map_or(bound, |m| if m >= at_ms { m } else { bound });
     if old_max != Some(max) || old_fp.as_deref() != Some(new_fp) {
         let m = max.to_string();
         call(
@@ -268,10 +277,8 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         expect_type(ctx, cur, KeyType::String)?;
         expect_type(ctx, prev, KeyType::String)?;
     }
-    let pv_before = counter(ctx, &pv_key)?;
-    let sus_before = counter(ctx, &sus)?;
     let vv_before = vv.as_ref().map_or(Ok(0), |k| counter(ctx, k))?;
-    if pv_before == i64::MAX || sus_before == i64::MAX || vv_before == i64::MAX {
+    if vv_before == i64::MAX {
         return Err(Fail::Msg("ERR hotrank counter would overflow".into()));
     }
     let current = |ctx: &Context| -> Res<(i64, i64, f64)> {
@@ -296,6 +303,9 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         Ok(())
     };
     if vv.is_some() && vv_before + 1 > vmax {
+        if counter(ctx, &sus)? == i64::MAX {
+            return Err(Fail::Msg("ERR hotrank counter would overflow".into()));
+        }
         bump_visitor(ctx)?;
         call(ctx, true, "INCRBY", &[sus.as_slice(), b"1"])?;
         refresh_retention(ctx, now, &[&sus])?;
@@ -323,15 +333,15 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
 
     // A corrupt HyperLogLog fails PFCOUNT before anything is written; once it
-    // passed, PFADD and the writes after it cannot fail. PFCOUNT is
+    // passed, PFADD cannot fail. PFCOUNT is
     // replicated: it caches the count in the HLL header, and replicas must
     // match byte for byte.
+    // Then INCRBY, which fails (on a non-integer or at i64::MAX) before writing.
     let mut uv = reply_int(&call(ctx, true, "PFCOUNT", &[uv_key.as_slice()])?).unwrap_or(0);
+    let pv = reply_int(&call(ctx, true, "INCRBY", &[pv_key.as_slice(), b"1"])?).unwrap_or(1);
     if reply_int(&call(ctx, true, "PFADD", &[uv_key.as_slice(), visitor])?) == Some(1) {
         uv = reply_int(&call(ctx, true, "PFCOUNT", &[uv_key.as_slice()])?).unwrap_or(uv);
     }
-    let pv =
-        reply_int(&call(ctx, true, "INCRBY", &[pv_key.as_slice(), b"1"])?).unwrap_or(pv_before + 1);
     bump_visitor(ctx)?;
     let published = hash_field(ctx, &meta, F_PUBLISHED)?.and_then(|b| parse_i64("p", &b).ok());
     let (published, new_pub) = match published {
@@ -423,12 +433,11 @@ fn forget(b: &Board, pubidx: &RedisString, article: &[u8]) -> Res<()> {
 ///   upper bound of every later score) is below the exact score, now, of the
 ///   max-articles-th best article, so nothing that is in the top now is lost.
 fn upkeep(b: &Board, pubidx: &RedisString, f: &Formula, now: i64) -> Res<()> {
-    for (key, cmd) in [(b.key, "ZRANGE"), (pubidx, "ZRANGE")] {
-        let first = reply_array(&call(b.ctx, false, cmd, &[key.as_slice(), b"0", b"0"])?);
-        if let Some(article) = first.first() {
-            let pv = b.key(Kind::Pv, &[article], false)?;
+    for key in [b.key, pubidx] {
+        if let Some(article) = ffi::zset_first(b.ctx, key) {
+            let pv = b.key(Kind::Pv, &[article.as_slice()], false)?;
             if b.ctx.open_key(&pv).key_type() == KeyType::Empty {
-                forget(b, pubidx, article)?;
+                forget(b, pubidx, article.as_slice())?;
                 stats::add(&stats::ARTICLES_SWEPT, 1);
             }
         }
@@ -437,12 +446,20 @@ fn upkeep(b: &Board, pubidx: &RedisString, f: &Formula, now: i64) -> Res<()> {
     if max <= 0 {
         return Ok(());
     }
-    let card = reply_int(&call(b.ctx, false, "ZCARD", &[b.bytes()])?).unwrap_or(0);
+    let card = ffi::value_length(b.ctx, b.key) as i64;
     if card <= max + (max / 8).max(16) {
         return Ok(());
     }
-    let (best, _) =
-        select(b, f, now, max as usize, None, prune_ok(b, f, now)?, None)?.unwrap_or_default();
+    let (best, _) = select(
+        b,
+        f,
+        now,
+        max as usize,
+        None,
+        prune_ok(b, f, now, true)?,
+        None,
+    )?
+    .unwrap_or_default();
     let Some(threshold) = best.get(max as usize - 1).map(|x| x.1) else {
         return Ok(());
     };
@@ -471,14 +488,20 @@ fn upkeep(b: &Board, pubidx: &RedisString, f: &Formula, now: i64) -> Res<()> {
     Ok(())
 }
 
-/// Whether the stored scores of the board bound its scores at `q`: they were
-/// all computed with the current formula, at or before `q`.
-fn prune_ok(b: &Board, f: &Formula, q: i64) -> Res<bool> {
+/// Whether the stored scores of the board bound its scores at `q`: they
+/// were all computed with the current formula, and no later than `q`. A
+/// query at the server clock (`at_clock`) always is no earlier than every
+/// view, since views cannot be later than the clock; a query with AT is
+/// compared with the board's recorded bound.
+fn prune_ok(b: &Board, f: &Formula, q: i64, at_clock: bool) -> Res<bool> {
     let hb = b.key(Kind::HotBoard, &[], false)?;
     expect_type(b.ctx, &hb, KeyType::Hash)?;
-    let max_view = hash_field(b.ctx, &hb, F_MAX_VIEW)?.and_then(|v| parse_i64("f", &v).ok());
     let fp = hash_field(b.ctx, &hb, F_FINGERPRINT)?;
-    Ok(fp.as_deref() == Some(f.fingerprint().as_bytes()) && max_view.is_some_and(|m| m <= q))
+    if fp.as_deref() != Some(f.fingerprint().as_bytes()) {
+        return Ok(false);
+    }
+    let max_view = hash_field(b.ctx, &hb, F_MAX_VIEW)?.and_then(|v| parse_i64("f", &v).ok());
+    Ok(at_clock || max_view.is_some_and(|m| m <= q))
 }
 
 type Selection = (Vec<(Vec<u8>, f64)>, u64);
@@ -581,7 +604,7 @@ fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         return Ok(RedisValue::Array(vec![]));
     }
     let f = config::formula();
-    let prune = prune_ok(&b, &f, q)?;
+    let prune = prune_ok(&b, &f, q, at.is_none())?;
     let n = limit as usize;
     let (best, examined) = match window {
         None => select(&b, &f, q, n, None, prune, None)?.unwrap_or_default(),
