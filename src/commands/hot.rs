@@ -428,10 +428,11 @@ fn forget(b: &Board, pubidx: &RedisString, article: &[u8]) -> Res<()> {
 /// Board upkeep after a counted view:
 /// - forgets the lowest-scored and the oldest-published article if retention
 ///   has expired its counter;
-/// - trims the board to `hotrank.max-articles` once it holds an eighth more:
-///   the lowest stored scores go, but only those whose stored score (an
-///   upper bound of every later score) is below the exact score, now, of the
-///   max-articles-th best article, so nothing that is in the top now is lost.
+/// - trims the board to `hotrank.max-articles` once it holds an eighth more
+///   (at least 16): it keeps exactly the top `max-articles` by exact score
+///   now (found by the same pruned selection as HOT.TOP) and forgets the
+///   rest, so nothing that is in the top now is lost, and the cost of a trim
+///   is spread over the eighth of new articles that triggers the next one.
 fn upkeep(b: &Board, pubidx: &RedisString, f: &Formula, now: i64) -> Res<()> {
     for key in [b.key, pubidx] {
         if let Some(article) = ffi::zset_first(b.ctx, key) {
@@ -460,26 +461,11 @@ fn upkeep(b: &Board, pubidx: &RedisString, f: &Formula, now: i64) -> Res<()> {
         None,
     )?
     .unwrap_or_default();
-    let Some(threshold) = best.get(max as usize - 1).map(|x| x.1) else {
-        return Ok(());
-    };
-    let last = (card - max - 1).to_string();
-    let low = reply_array(&call(
-        b.ctx,
-        false,
-        "ZRANGE",
-        &[b.bytes(), b"0", last.as_bytes(), b"WITHSCORES"],
-    )?);
+    // Keep exactly the top `max` by exact score now; forget the rest.
+    let keep: std::collections::HashSet<&[u8]> = best.iter().map(|(a, _)| a.as_slice()).collect();
+    let all = reply_array(&call(b.ctx, false, "ZRANGE", &[b.bytes(), b"0", b"-1"])?);
     let mut removed = 0;
-    for pair in low.chunks(2) {
-        let [article, stored] = pair else { break };
-        let stored: f64 = std::str::from_utf8(stored)
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(f64::INFINITY);
-        if stored >= threshold {
-            break;
-        }
+    for article in all.iter().filter(|a| !keep.contains(a.as_slice())) {
         forget(b, pubidx, article)?;
         removed += 1;
     }
