@@ -184,7 +184,10 @@ fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         "HSET",
         &[meta.as_slice(), F_PUBLISHED.as_bytes(), p.as_bytes()],
     )?;
-    refresh_retention(ctx, now, &[&meta])?;
+    // All of the article's keys, so the meta hash (and its pv/uv copies)
+    // never outlives the counters.
+    let uv = b.key(Kind::Uv, &[article], true)?;
+    refresh_retention(ctx, now, &[&pv, &uv, &meta])?;
     // An article already on the board is rescored now, so its stored score
     // stays an upper bound of its later scores, and re-indexed.
     if let Some(a) = existing.filter(|a| a.pv > 0) {
@@ -422,6 +425,15 @@ fn forget(b: &Board, pubidx: &RedisString, article: &[u8]) -> Res<()> {
         "DEL",
         &[pv.as_slice(), uv.as_slice(), sus.as_slice()],
     )?;
+    // The meta hash mirrors pv and uv: drop the mirror with the counters, or
+    // HOT.STATS would report them and HOT.PUBLISH would put the article back.
+    let meta = b.key(Kind::Meta, &[article], true)?;
+    call(
+        b.ctx,
+        true,
+        "HDEL",
+        &[meta.as_slice(), F_PV.as_bytes(), F_UV.as_bytes()],
+    )?;
     Ok(())
 }
 
@@ -579,7 +591,7 @@ fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             _ => {
                 return Err(Fail::Msg(format!(
                     "ERR syntax error at '{}'",
-                    String::from_utf8_lossy(opt)
+                    opt.escape_ascii()
                 )))
             }
         }

@@ -80,7 +80,7 @@ fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             _ => {
                 return Err(Fail::Msg(format!(
                     "ERR syntax error at '{}'",
-                    String::from_utf8_lossy(opt)
+                    opt.escape_ascii()
                 )))
             }
         }
@@ -375,7 +375,7 @@ fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             _ => {
                 return Err(Fail::Msg(format!(
                     "ERR syntax error at '{}'",
-                    String::from_utf8_lossy(opt)
+                    opt.escape_ascii()
                 )))
             }
         }
