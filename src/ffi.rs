@@ -149,7 +149,7 @@ impl AclUser {
         } else {
             Err(format!(
                 "NOPERM this user has no permissions to access the '{}' key",
-                String::from_utf8_lossy(key.as_slice()).replace('\0', "\\x00")
+                key.as_slice().escape_ascii()
             ))
         }
     }
