@@ -59,6 +59,8 @@ const GAMMA: f64 = 1.5;
 /// redis-benchmark settings.
 const RB_CLIENTS: usize = 50;
 const RB_KEYSPACE: u64 = 100_000;
+/// Hard limit on one redis-benchmark run.
+const RB_TIMEOUT_S: u64 = 150;
 /// Dedup window the Lua script uses (the module's default `hotrank.dedup-seconds`).
 const DEDUP_SECONDS: u64 = 900;
 
@@ -170,6 +172,7 @@ fn progress(msg: &str) {
 }
 
 fn run(cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {
+    PIPE_BUDGET_S.store(if cfg.quick { 120 } else { 420 }, Ordering::Relaxed);
     let server = SpawnedServer::start()?;
     let port = server.port;
     let mut con = connect(port, 0)?;
@@ -212,16 +215,27 @@ fn run(cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {
     println!();
     let end_ms = now_ms() - 60_000;
     let ds = Dataset::generate(cfg.articles, cfg.views, cfg.visitors, end_ms, 0x5eed_0001);
-    let fill = fill_board(port, BOARD, &ds)?;
+    // A board of a million articles needs trimming off (hotrank.max-articles 0).
+    let saved = set_config(&mut con, "hotrank.max-articles", "0")?;
+    let fill = fill_board(port, BOARD, &ds);
+    restore_config(&mut con, "hotrank.max-articles", &saved)?;
+    let fill = fill?;
     println!(
         "Board `{BOARD}`: {} articles published uniformly over the last 30 days (HOT.PUBLISH, \
          times in the past); {} views sent with `HOT.VIEW … AT t` in time order, t after the \
          article's publish time: one per article plus {} drawn Zipf(s=1.0) over the articles; \
-         visitors uniform over a pool of {}. Pipelines of {BATCH}, {FILL_THREADS} connections.",
+         visitors uniform over a pool of {}. Pipelines of {BATCH}, {FILL_THREADS} connections. {}",
         cfg.articles,
         ds.views.len(),
         ds.views.len() - cfg.articles,
-        cfg.visitors
+        cfg.visitors,
+        match &saved {
+            Some(old) => format!(
+                "Filled with `hotrank.max-articles 0` (no trimming; the default {old} would \
+                 keep only the top {old}), restored to {old} afterwards."
+            ),
+            None => "(This module build has no hotrank.max-articles config.)".to_string(),
+        }
     );
     println!();
     println!(
@@ -479,11 +493,19 @@ type Check<'a> = &'a (dyn Fn(usize, &Value) -> Res<()> + Sync);
 
 /// Sends commands `0..total` (built by `build`) in pipelines of BATCH over
 /// FILL_THREADS connections to database `db`, and checks every reply.
+/// Longest a single `pipelined` job may be projected to take (seconds), so that a
+/// pathologically slow module build makes the bench stop with a clear error
+/// instead of running for hours. Set from `Cfg` at start.
+static PIPE_BUDGET_S: AtomicU64 = AtomicU64::new(600);
+
 fn pipelined(port: u16, db: u32, total: usize, what: &str, build: Build, check: Check) -> Res<()> {
     let failed = AtomicBool::new(false);
     let first_err: Mutex<Option<String>> = Mutex::new(None);
     let batches = total.div_ceil(BATCH);
-    let (failed_r, first_err_r) = (&failed, &first_err);
+    let done = AtomicU64::new(0);
+    let started = Instant::now();
+    let budget = PIPE_BUDGET_S.load(Ordering::Relaxed) as f64;
+    let (failed_r, first_err_r, done_r) = (&failed, &first_err, &done);
     thread::scope(|s| {
         for j in 0..FILL_THREADS {
             s.spawn(move || {
@@ -510,6 +532,18 @@ fn pipelined(port: u16, db: u32, total: usize, what: &str, build: Build, check: 
                         }
                         for (k, v) in replies.iter().enumerate() {
                             check(lo + k, v)?;
+                        }
+                        let n = done_r.fetch_add((hi - lo) as u64, Ordering::Relaxed)
+                            + (hi - lo) as u64;
+                        let el = started.elapsed().as_secs_f64();
+                        let projected = el * total as f64 / n as f64;
+                        if el > 15.0 && projected > budget {
+                            return Err(format!(
+                                "{what} is far too slow: {n} of {total} commands in {el:.0} s \
+                                 ({:.0}/s), the whole job would take about {projected:.0} s \
+                                 (budget {budget:.0} s); aborting the bench",
+                                n as f64 / el
+                            ));
                         }
                         b += FILL_THREADS;
                     }
@@ -708,7 +742,10 @@ fn exactness(
     progress(&format!("exactness check on {EXACT_BOARD} ({n} articles)"));
     let end_ms = now_ms() - 60_000;
     let ds = Dataset::generate(n, 3 * n, 50_000, end_ms, 0x5eed_0002);
-    fill_board(port, EXACT_BOARD, &ds)?;
+    let saved = set_config(con, "hotrank.max-articles", "0")?;
+    let fill = fill_board(port, EXACT_BOARD, &ds);
+    restore_config(con, "hotrank.max-articles", &saved)?;
+    fill?;
     // A fixed query instant with milliseconds, after every view.
     let at_ms = end_ms + 30_123;
     let at = fmt_ms(at_ms);
@@ -753,7 +790,8 @@ fn exactness(
          every article pv, uv and published_at were fetched with HOT.STATS (pipelined), the score \
          `(1.0·pv + 1.2·uv) / (max(0, (at−pub)/3600000 ms) + 2)^1.5` was computed on the client at \
          AT {at}, and the brute-force top 20 (ties by article id) was compared with \
-         `HOT.TOP {EXACT_BOARD} LIMIT 20 [WINDOW w] WITHSCORES AT {at}`.",
+         `HOT.TOP {EXACT_BOARD} LIMIT 20 [WINDOW w] WITHSCORES AT {at}` (board filled with \
+         `hotrank.max-articles 0`).",
         ds.views.len()
     );
     println!();
@@ -913,6 +951,17 @@ fn derived(board: &str, suffix: &str, id: &str) -> Vec<u8> {
 fn dedup_memory(port: u16, cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {
     let (na, nv) = (cfg.dd_articles, cfg.dd_visitors);
     let pairs_n = na * nv;
+    // Each visitor views PER_VISITOR different articles, so no visitor crosses the
+    // module's abnormal-traffic limit (hotrank.visitor-max-views, 60 an hour by default);
+    // every article still gets `nv` distinct visitors.
+    const PER_VISITOR: usize = 50;
+    let pair = move |i: usize| -> (String, String) {
+        let (v, k) = (i / PER_VISITOR, i % PER_VISITOR);
+        (
+            article(((v * PER_VISITOR + k) % na) as u32),
+            visitor(v as u32),
+        )
+    };
     progress(&format!(
         "dedup memory: {pairs_n} distinct pairs on {DD_BOARD}"
     ));
@@ -926,10 +975,8 @@ fn dedup_memory(port: u16, cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {
         pairs_n,
         "HOT.VIEW",
         &|p, i| {
-            p.cmd("HOT.VIEW")
-                .arg(DD_BOARD)
-                .arg(article((i / nv) as u32))
-                .arg(visitor((i % nv) as u32));
+            let (a, v) = pair(i);
+            p.cmd("HOT.VIEW").arg(DD_BOARD).arg(a).arg(v);
         },
         &|i, v| match view_status(v) {
             Ok(s) if s == "counted" => {
@@ -940,11 +987,10 @@ fn dedup_memory(port: u16, cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {
                 other.fetch_add(1, Ordering::Relaxed);
                 Ok(())
             }
-            Err(e) => Err(format!(
-                "HOT.VIEW {DD_BOARD} {} {}: {e}",
-                article((i / nv) as u32),
-                visitor((i % nv) as u32)
-            )),
+            Err(e) => {
+                let (a, v) = pair(i);
+                Err(format!("HOT.VIEW {DD_BOARD} {a} {v}: {e}"))
+            }
         },
     )?;
     let fill_s = t.elapsed().as_secs_f64();
@@ -952,14 +998,18 @@ fn dedup_memory(port: u16, cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {
     let counted = counted.into_inner();
     if counted != pairs_n as u64 {
         problems.push(format!(
-            "dedup board: {pairs_n} distinct pairs sent, {counted} counted, {} other",
+            "dedup board: {pairs_n} distinct pairs sent, {counted} counted, {} duplicate or \
+             suspicious",
             other.into_inner()
         ));
     }
     println!(
         "Dedup state: {pairs_n} HOT.VIEW with distinct (article, visitor) pairs ({na} articles × \
-         {nv} visitors, view time = now, so every pair is active) on `{DD_BOARD}` (database \
-         {DD_DB}), sent in {fill_s:.1} s; {counted} counted."
+         {nv} distinct visitors each; {} visitors viewing {PER_VISITOR} articles each, under \
+         the abnormal-traffic limit; view time = now, so every pair is active) on `{DD_BOARD}` \
+         (database {DD_DB}), sent in {fill_s:.1} s; {counted} counted. Module defaults \
+         (hotrank.dedup-shards etc.).",
+        pairs_n / PER_VISITOR
     );
     println!();
     println!("| dedup keys | count | MEMORY USAGE sum | bytes per active pair |");
@@ -979,9 +1029,19 @@ fn dedup_memory(port: u16, cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {
         );
     }
     println!(
-        "| **total** | | {total} | **{:.1}** |",
+        "| **total dedup** | | {total} | **{:.1}** |",
         total as f64 / pairs_n as f64
     );
+    // Not dedup: the abnormal-traffic counters (one key per visitor and window).
+    let vv = scan_prefix(&mut con, &derived(DD_BOARD, "vv:", ""))?;
+    if !vv.is_empty() {
+        let bytes = memory_usage(port, DD_DB, &vv)?;
+        println!(
+            "| (not dedup) abnormal-traffic state `{DD_BOARD}\\x00vv:*` | {} | {bytes} | {:.1} |",
+            vv.len(),
+            bytes as f64 / pairs_n as f64
+        );
+    }
     if !found_any {
         problems.push(format!(
             "dedup memory: no key matched {DD_BOARD}\\x00seen:* nor {DD_BOARD}\\x00dd:* (dedup \
@@ -993,8 +1053,9 @@ fn dedup_memory(port: u16, cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {
     println!(
         "Cross-check: INFO used_memory grew by {board_bytes} bytes ({:.1} per pair) during this \
          fill; that counts the whole board (also {na} pv/uv/meta triples, whose {na} \
-         HyperLogLogs of {nv} visitors are dense, ~12 KB each) and the keyspace dictionaries' \
-         and expires dictionary's own overhead, which MEMORY USAGE leaves out.",
+         HyperLogLogs of {nv} visitors are dense, ~12 KB each, and the abnormal-traffic keys) \
+         and the keyspace dictionaries' and expires dictionary's own overhead, which MEMORY \
+         USAGE leaves out.",
         board_bytes as f64 / pairs_n as f64
     );
     Ok(())
@@ -1021,7 +1082,7 @@ fn article_memory(
     }
     let mut rows = Vec::new();
     let mut total = 0.0;
-    for suffix in ["pv:", "uv:", "meta:"] {
+    for suffix in ["pv:", "uv:", "meta:", "sus:"] {
         let keys: Vec<Vec<u8>> = (0..n)
             .map(|i| derived(BOARD, suffix, &article(i as u32)))
             .collect();
@@ -1032,6 +1093,14 @@ fn article_memory(
     let zset = memory_usage(port, 0, &[BOARD.as_bytes().to_vec()])?;
     total += zset as f64 / n as f64;
     rows.push((format!("ZSET `{BOARD}` (share per article)"), zset));
+    let pubidx = memory_usage(port, 0, &[derived(BOARD, "pub", "")])?;
+    if pubidx > 0 {
+        total += pubidx as f64 / n as f64;
+        rows.push((
+            format!("ZSET `{BOARD}\\x00pub` publish index (share)"),
+            pubidx,
+        ));
+    }
     let hb = memory_usage(port, 0, &[derived(BOARD, "board", "")])?;
     total += hb as f64 / n as f64;
     rows.push((format!("`{BOARD}\\x00board` (share)"), hb));
@@ -1066,7 +1135,41 @@ struct RunResult {
 struct Workload {
     name: &'static str,
     args: Vec<String>,
+    /// Commands per run (`-n`).
     n: u64,
+    /// A module config set for the run (and restored after).
+    config: Option<(&'static str, &'static str)>,
+}
+
+/// Runs a workload 30 times from one client, with random numbers for `__rand_int__`;
+/// returns the mean latency in µs, or the first error reply.
+fn preflight(con: &mut redis::Connection, wl: &Workload, rng: &mut Rng) -> Res<f64> {
+    let saved = match wl.config {
+        Some((k, v)) => set_config(con, k, v)?,
+        None => None,
+    };
+    let mut total = 0.0;
+    let mut result = Ok(());
+    for _ in 0..30 {
+        let mut c = redis::cmd(&wl.args[0]);
+        for a in &wl.args[1..] {
+            c.arg(a.replace("__rand_int__", &format!("{:012}", rng.below(RB_KEYSPACE))));
+        }
+        let t = Instant::now();
+        match c.query::<Value>(con) {
+            Ok(Value::ServerError(e)) => result = Err(format!("{e:?}")),
+            Err(e) => result = Err(e.to_string()),
+            Ok(_) => {}
+        }
+        total += t.elapsed().as_secs_f64() * 1e6;
+        if result.is_err() {
+            break;
+        }
+    }
+    if let Some((k, _)) = wl.config {
+        restore_config(con, k, &saved)?;
+    }
+    result.map(|()| total / 30.0)
 }
 
 fn throughput(
@@ -1101,22 +1204,25 @@ fn throughput(
             problems.push(format!("{bin} not found: redis-benchmark section skipped"));
         }
         Some(version) => {
-            // HOT.TOP at 50 clients: size its run from the single-client latency so that
-            // it lasts a few seconds, whatever the module's speed.
-            let hot_us = top.first().map_or(f64::NAN, |t| t.hot_us);
-            let top_n = if hot_us.is_finite() && hot_us > 0.0 {
-                ((6.0e6 / hot_us) as u64).clamp(500, cfg.rb_n)
-            } else {
-                (cfg.rb_n / 20).max(500)
-            };
-            let w = |name, args: &[&str], n| Workload {
+            let w = |name, args: &[&str]| Workload {
                 name,
                 args: args.iter().map(|s| s.to_string()).collect(),
-                n,
+                n: cfg.rb_n,
+                config: None,
             };
-            let n = cfg.rb_n;
+            let mut unbounded = w(
+                "HOT.VIEW, max-articles 0",
+                &[
+                    "HOT.VIEW",
+                    "hot:{bench3}",
+                    "art:__rand_int__",
+                    "vis:__rand_int__",
+                ],
+            );
+            unbounded.config = Some(("hotrank.max-articles", "0"));
+            let dedup_s = DEDUP_SECONDS.to_string();
             // Groups measured back to back (A then B …), so drift hits them alike.
-            let pairs: Vec<Vec<Workload>> = vec![
+            let mut pairs: Vec<Vec<Workload>> = vec![
                 vec![
                     w(
                         "HOT.VIEW",
@@ -1126,7 +1232,6 @@ fn throughput(
                             "art:__rand_int__",
                             "vis:__rand_int__",
                         ],
-                        n,
                     ),
                     w(
                         "Lua EVALSHA",
@@ -1141,77 +1246,61 @@ fn throughput(
                             "lua:{b}",
                             "art:__rand_int__",
                             "vis:__rand_int__",
-                            &DEDUP_SECONDS.to_string(),
+                            &dedup_s,
                         ],
-                        n,
                     ),
+                    unbounded,
                 ],
                 vec![
-                    w(
-                        "ZADD",
-                        &["ZADD", "z:{b}", "__rand_int__", "m:__rand_int__"],
-                        n,
-                    ),
-                    w("INCR", &["INCR", "c:{b}:__rand_int__"], n),
+                    w("ZADD", &["ZADD", "z:{b}", "__rand_int__", "m:__rand_int__"]),
+                    w("INCR", &["INCR", "c:{b}:__rand_int__"]),
                     w(
                         "PFADD",
                         &["PFADD", "hll:{b}:__rand_int__", "vis:__rand_int__"],
-                        n,
                     ),
                 ],
                 vec![
-                    w(
-                        "RANK.INCR",
-                        &["RANK.INCR", "lb:{b}", "m:__rand_int__", "1"],
-                        n,
-                    ),
-                    w("ZINCRBY", &["ZINCRBY", "zlb:{b}", "1", "m:__rand_int__"], n),
+                    w("RANK.INCR", &["RANK.INCR", "lb:{b}", "m:__rand_int__", "1"]),
+                    w("ZINCRBY", &["ZINCRBY", "zlb:{b}", "1", "m:__rand_int__"]),
                 ],
                 vec![
-                    w(
-                        "HOT.TOP",
-                        &["HOT.TOP", BOARD, "LIMIT", "20", "WITHSCORES"],
-                        top_n,
-                    ),
-                    w(
-                        "ZREVRANGE",
-                        &["ZREVRANGE", BOARD, "0", "19", "WITHSCORES"],
-                        n,
-                    ),
+                    w("HOT.TOP", &["HOT.TOP", BOARD, "LIMIT", "20", "WITHSCORES"]),
+                    w("ZREVRANGE", &["ZREVRANGE", BOARD, "0", "19", "WITHSCORES"]),
                 ],
             ];
-            // Check every command once before timing it: redis-benchmark only counts replies.
+            // Check every command before timing it (redis-benchmark only counts replies),
+            // and size runs of slow commands from their single-client latency so that no
+            // run takes much more than `max_s`.
+            let max_s = if cfg.quick { 5.0 } else { 30.0 };
             let mut broken: Vec<&str> = Vec::new();
-            for wl in pairs.iter().flatten() {
-                if wl.n == 0 || broken.contains(&wl.name) {
-                    continue;
-                }
-                let mut c = redis::cmd(&wl.args[0]);
-                for a in &wl.args[1..] {
-                    c.arg(a.replace("__rand_int__", "000000000042"));
-                }
-                match c.query::<Value>(con) {
-                    Ok(Value::ServerError(e)) => {
-                        problems.push(format!("{}: {e:?}; not benchmarked", wl.args.join(" ")));
-                        broken.push(wl.name);
+            let mut rng = Rng(0xBEEF);
+            for wl in pairs.iter_mut().flatten() {
+                match preflight(con, wl, &mut rng) {
+                    Ok(us) => {
+                        if us * wl.n as f64 / 1e6 > max_s {
+                            wl.n = ((max_s / 4.0 * 1e6 / us) as u64).clamp(500, wl.n);
+                        }
                     }
                     Err(e) => {
                         problems.push(format!("{}: {e}; not benchmarked", wl.args.join(" ")));
                         broken.push(wl.name);
                     }
-                    Ok(_) => {}
                 }
             }
             println!(
                 "`{version}`, {RB_CLIENTS} clients, `-r {RB_KEYSPACE}` (every `__rand_int__` is \
-                 replaced by its own random number below {RB_KEYSPACE}), `-n {n}` per run \
-                 (HOT.TOP: `-n {top_n}`, sized from its single-client latency), pipelines 16 and \
-                 1, {} round(s), each pair of workloads run back to back; rps and latencies are \
+                 replaced by its own random number below {RB_KEYSPACE}), `-n {}` per run (less \
+                 for a command whose single-client latency would make the run last over \
+                 {max_s:.0} s: see the n column), pipelines 16 and 1, {} round(s), each group of \
+                 workloads run back to back; rps and latencies are \
                  means over rounds. `srv µs/op` is the server's CPU time (INFO cpu, user+sys) \
                  per command: it does not depend on how fast the client is. redis-benchmark \
                  and the server share the 2 cores, so for the cheapest commands at `-P 16` the \
-                 client may be the bottleneck.",
-                cfg.rounds
+                 client may be the bottleneck. `HOT.VIEW` runs with the module's default \
+                 config (its board is trimmed to hotrank.max-articles, 1000 by default, as \
+                 users get it); `HOT.VIEW, max-articles 0` is the same on a board that keeps \
+                 every article, like the Lua recipe's ZSET.",
+                cfg.rb_n, cfg.rounds
             );
             println!();
             println!(
@@ -1237,7 +1326,15 @@ fn throughput(
                                 wl.name,
                                 wl.n
                             ));
-                            match redis_benchmark(&bin, port, con, wl, pipeline) {
+                            let saved = match wl.config {
+                                Some((k, v)) => set_config(con, k, v)?,
+                                None => None,
+                            };
+                            let r = redis_benchmark(&bin, port, con, wl, pipeline);
+                            if let Some((k, _)) = wl.config {
+                                restore_config(con, k, &saved)?;
+                            }
+                            match r {
                                 Ok(r) => {
                                     if r.errors > 0 {
                                         problems.push(format!(
@@ -1254,8 +1351,8 @@ fn throughput(
                 }
             }
             println!();
-            println!("| workload | pipeline | rps | p50 ms | p99 ms | srv µs/op | rps range |");
-            println!("|---|---:|---:|---:|---:|---:|---:|");
+            println!("| workload | pipeline | n | rps | p50 ms | p99 ms | srv µs/op | rps range |");
+            println!("|---|---:|---:|---:|---:|---:|---:|---:|");
             for pair in &pairs {
                 for wl in pair {
                     if wl.n == 0 {
@@ -1268,8 +1365,8 @@ fn throughput(
                                 (lo.min(r.rps), hi.max(r.rps))
                             });
                             println!(
-                                "| {} | {pipeline} | {:.0} | {:.3} | {:.3} | {:.2} | {:.0}–{:.0} |",
-                                wl.name, m.rps, m.p50, m.p99, m.srv_us, lo, hi
+                                "| {} | {pipeline} | {} | {:.0} | {:.3} | {:.3} | {:.2} | {:.0}–{:.0} |",
+                                wl.name, wl.n, m.rps, m.p50, m.p99, m.srv_us, lo, hi
                             );
                         }
                     }
@@ -1365,6 +1462,20 @@ fn throughput(
         ),
         ("HOT.VIEW / ZADD (rps)", "HOT.VIEW", "ZADD", "≥ 0.5x", 0.5),
         (
+            "HOT.VIEW, max-articles 0 / Lua EVALSHA (rps)",
+            "HOT.VIEW, max-articles 0",
+            "Lua EVALSHA",
+            "≥ 2.5x",
+            2.5,
+        ),
+        (
+            "HOT.VIEW, max-articles 0 / ZADD (rps)",
+            "HOT.VIEW, max-articles 0",
+            "ZADD",
+            "≥ 0.5x",
+            0.5,
+        ),
+        (
             "RANK.INCR / ZINCRBY (rps)",
             "RANK.INCR",
             "ZINCRBY",
@@ -1432,6 +1543,7 @@ fn throughput(
     let srv = |name: &str, p: usize| results.get(&(name, p)).map(|rs| mean_result(rs).srv_us);
     for (a, b) in [
         ("HOT.VIEW", "Lua EVALSHA"),
+        ("HOT.VIEW, max-articles 0", "Lua EVALSHA"),
         ("HOT.VIEW", "ZADD"),
         ("RANK.INCR", "ZINCRBY"),
         ("HOT.TOP", "ZREVRANGE"),
@@ -1490,7 +1602,13 @@ fn redis_benchmark(
     pipeline: usize,
 ) -> Res<RunResult> {
     let (cpu0, err0) = server_counters(con)?;
-    let out = Command::new(bin)
+    let base = env::temp_dir().join(format!("hotrank-bench-rb-{}", std::process::id()));
+    let (out_path, err_path) = (base.with_extension("out"), base.with_extension("err"));
+    let out_file = File::create(&out_path)
+        .map_err(|e| format!("cannot create {}: {e}", out_path.display()))?;
+    let err_file = File::create(&err_path)
+        .map_err(|e| format!("cannot create {}: {e}", err_path.display()))?;
+    let mut child = Command::new(bin)
         .args(["-h", "127.0.0.1", "-p", &port.to_string()])
         .args(["-c", &RB_CLIENTS.to_string()])
         .args(["-n", &wl.n.to_string()])
@@ -1499,17 +1617,36 @@ fn redis_benchmark(
         .args(["--csv", "-e"])
         .args(&wl.args)
         .stdin(Stdio::null())
-        .output()
+        .stdout(out_file)
+        .stderr(err_file)
+        .spawn()
         .map_err(|e| format!("cannot run {bin}: {e}"))?;
+    // A hard limit per run, so a pathologically slow command cannot stall the bench.
+    let deadline = Instant::now() + Duration::from_secs(RB_TIMEOUT_S);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let _ = std::fs::remove_file(&out_path);
+                let _ = std::fs::remove_file(&err_path);
+                return Err(format!(
+                    "{bin} did not finish {} commands within {RB_TIMEOUT_S} s; killed",
+                    wl.n
+                ));
+            }
+            Ok(None) => thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("waiting for {bin}: {e}")),
+        }
+    };
     let (cpu1, err1) = server_counters(con)?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() {
-        return Err(format!(
-            "{bin} exited with {}: {}",
-            out.status,
-            stderr.trim()
-        ));
+    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+    let _ = std::fs::remove_file(&out_path);
+    let _ = std::fs::remove_file(&err_path);
+    if !status.success() {
+        return Err(format!("{bin} exited with {status}: {}", stderr.trim()));
     }
     if let Some(line) = stdout.lines().find(|l| l.starts_with("Error")) {
         return Err(format!("{bin} reported: {line}"));
@@ -1736,6 +1873,38 @@ fn parse_time_ms(s: &str) -> Option<i64> {
     }
     let ms: i64 = f.parse().ok()?;
     Some(secs * 1000 + if secs < 0 { -ms } else { ms })
+}
+
+/// Sets a config and returns its old value; `None` (nothing set) if the server has
+/// no such config (an older module build).
+fn set_config(con: &mut redis::Connection, name: &str, value: &str) -> Res<Option<String>> {
+    let old: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg(name)
+        .query(con)
+        .map_err(|e| format!("CONFIG GET {name}: {e}"))?;
+    let Some(old) = old.get(1).cloned() else {
+        return Ok(None);
+    };
+    redis::cmd("CONFIG")
+        .arg("SET")
+        .arg(name)
+        .arg(value)
+        .query::<()>(con)
+        .map_err(|e| format!("CONFIG SET {name} {value}: {e}"))?;
+    Ok(Some(old))
+}
+
+fn restore_config(con: &mut redis::Connection, name: &str, old: &Option<String>) -> Res<()> {
+    if let Some(old) = old {
+        redis::cmd("CONFIG")
+            .arg("SET")
+            .arg(name)
+            .arg(old)
+            .query::<()>(con)
+            .map_err(|e| format!("CONFIG SET {name} {old}: {e}"))?;
+    }
+    Ok(())
 }
 
 fn connect(port: u16, db: u32) -> Res<redis::Connection> {
