@@ -397,7 +397,9 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     refresh_retention(ctx, now, &[&pv_key, &uv_key, &meta])?;
     note_board_write(ctx, &hb, &f, t)?;
     stats::add(&stats::VIEWS_COUNTED, 1);
-    upkeep(&b, &pubidx, &f, now)?;
+    // Housekeeping of other articles: this view is written by now, so a failure
+    // there (say a corrupt key of another article) must not turn it into an error.
+    let _ = upkeep(&b, &pubidx, &f, now);
     Ok(view_reply(pv, uv, score, "counted"))
 }
 
