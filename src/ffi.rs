@@ -302,3 +302,80 @@ pub fn value_length(ctx: &Context, name: &RedisString) -> usize {
     // SAFETY: key is an open handle.
     unsafe { raw::RedisModule_ValueLength.expect("ValueLength exists on every server")(key.key) }
 }
+
+/// Declares each command's key spec (`RedisModule_SetCommandInfo`, Redis
+/// 7.0+): read-only commands read their board key (RO ACCESS), so a user
+/// with read-only key permissions (`%R~`) may run them; without it the
+/// server derives RW ACCESS UPDATE from first/last/step for every command.
+pub fn declare_key_specs(ctx: &Context) -> Result<(), String> {
+    use redis_module::commands::{BeginSearch, FindKeys, KeySpec, KeySpecFlags};
+    // SAFETY: the API table is written once at load time and only read afterwards.
+    let (Some(get), Some(set)) = (unsafe { raw::RedisModule_GetCommand }, unsafe {
+        raw::RedisModule_SetCommandInfo
+    }) else {
+        return Ok(()); // before 7.0: no key specs
+    };
+    static VERSION: raw::RedisModuleCommandInfoVersion = raw::RedisModuleCommandInfoVersion {
+        version: 1,
+        sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
+        sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
+        sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
+    };
+    let read = (KeySpecFlags::READ_ONLY | KeySpecFlags::ACCESS).bits();
+    let write = (KeySpecFlags::READ_WRITE | KeySpecFlags::ACCESS | KeySpecFlags::UPDATE).bits();
+    let remove = (KeySpecFlags::READ_WRITE | KeySpecFlags::DELETE).bits();
+    // (command, key-spec flags, ACL categories where the server can set them: 7.2+, Valkey).
+    let specs = [
+        ("hot.publish", write, c"write fast"),
+        ("hot.view", write, c"write"),
+        ("hot.top", read, c"read"),
+        ("hot.stats", read, c"read fast"),
+        ("rank.create", write, c"write fast"),
+        ("rank.incr", write, c"write fast"),
+        ("rank.set", write, c"write fast"),
+        ("rank.score", read, c"read fast"),
+        ("rank.rank", read, c"read fast"),
+        ("rank.range", read, c"read"),
+        ("rank.rem", remove, c"write fast"),
+        ("rank.card", read, c"read fast"),
+        ("rank.around", read, c"read"),
+        ("rank.rangebyscore", read, c"read"),
+        ("rank.mincr", write, c"write"),
+    ];
+    // SAFETY: the API table is written once at load time and only read afterwards.
+    let set_categories = unsafe { raw::RedisModule_SetCommandACLCategories };
+    for (name, flags, categories) in specs {
+        let spec = KeySpec::new(
+            None,
+            KeySpecFlags::from_bits_truncate(flags),
+            BeginSearch::new_index(1),
+            FindKeys::new_range(0, 1, 0),
+        );
+        let mut key_specs = redis_module::commands::get_redis_key_spec(vec![spec]);
+        let cname = std::ffi::CString::new(name).expect("name");
+        // SAFETY: ctx is the load-time context; the info struct and the key
+        // spec array (zero-terminated) live until SetCommandInfo returns,
+        // which copies them.
+        let ok = unsafe {
+            let cmd = get(ctx.ctx, cname.as_ptr());
+            if cmd.is_null() {
+                return Err(format!("no command {name}"));
+            }
+            let mut info: raw::RedisModuleCommandInfo = std::mem::zeroed();
+            info.version = &VERSION;
+            info.key_specs = key_specs.as_mut_ptr();
+            set(cmd, &mut info)
+        };
+        if ok != raw::REDISMODULE_OK as i32 {
+            return Err(format!("SetCommandInfo {name} failed"));
+        }
+        if let Some(set_cat) = set_categories {
+            // SAFETY: as above; the command exists and the string is NUL-terminated.
+            let ok = unsafe { set_cat(get(ctx.ctx, cname.as_ptr()), categories.as_ptr()) };
+            if ok != raw::REDISMODULE_OK as i32 {
+                return Err(format!("SetCommandACLCategories {name} failed"));
+            }
+        }
+    }
+    Ok(())
+}

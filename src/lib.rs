@@ -26,6 +26,10 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         return Status::Err;
     }
     ffi::register_info(ctx);
+    if let Err(e) = ffi::declare_key_specs(ctx) {
+        ctx.log_warning(&format!("hotrank: {e}"));
+        return Status::Err;
+    }
     Status::Ok
 }
 
@@ -37,7 +41,7 @@ redis_module! {
     init: init,
     commands: [
         ["hot.publish", commands::hot::publish, "write deny-oom fast", 1, 1, 1, ""],
-        ["hot.view", commands::hot::view, "write deny-oom fast", 1, 1, 1, ""],
+        ["hot.view", commands::hot::view, "write deny-oom", 1, 1, 1, ""],
         ["hot.top", commands::hot::top, "readonly", 1, 1, 1, ""],
         ["hot.stats", commands::hot::stats, "readonly fast", 1, 1, 1, ""],
         ["rank.create", commands::rank::create, "write deny-oom fast", 1, 1, 1, ""],

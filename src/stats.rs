@@ -8,6 +8,7 @@ pub static VIEWS_SUSPICIOUS: AtomicU64 = AtomicU64::new(0);
 pub static TRIMS: AtomicU64 = AtomicU64::new(0);
 pub static ARTICLES_TRIMMED: AtomicU64 = AtomicU64::new(0);
 pub static ARTICLES_SWEPT: AtomicU64 = AtomicU64::new(0);
+pub static UPKEEP_ERRORS: AtomicU64 = AtomicU64::new(0);
 pub static TOP_CALLS: AtomicU64 = AtomicU64::new(0);
 pub static TOP_EXAMINED: AtomicU64 = AtomicU64::new(0);
 pub static ERRORS: AtomicU64 = AtomicU64::new(0);
@@ -37,6 +38,7 @@ pub fn snapshot() -> Vec<(&'static str, u64)> {
             if calls == 0 { 0 } else { examined / calls },
         ),
         ("errors", g(&ERRORS)),
+        ("upkeep_errors", g(&UPKEEP_ERRORS)),
         ("panics_caught", g(&PANICS)),
     ]
 }

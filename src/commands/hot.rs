@@ -399,7 +399,11 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     stats::add(&stats::VIEWS_COUNTED, 1);
     // Housekeeping of other articles: this view is written by now, so a failure
     // there (say a corrupt key of another article) must not turn it into an error.
-    let _ = upkeep(&b, &pubidx, &f, now);
+    // Upkeep of other articles must not fail a view that is already written
+    // (a corrupt key of another article): count it and carry on.
+    if upkeep(&b, &pubidx, &f, now).is_err() {
+        stats::add(&stats::UPKEEP_ERRORS, 1);
+    }
     Ok(view_reply(pv, uv, score, "counted"))
 }
 
