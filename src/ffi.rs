@@ -13,20 +13,43 @@ use std::alloc::{GlobalAlloc, Layout, System};
 /// code of the module allocates (the `redis_module!` macro takes care of
 /// that), and never clears it, so a block is always freed by the allocator
 /// that made it.
+///
+/// For memory checking only: with `HOTRANK_SYSTEM_ALLOC=1` in the server's
+/// environment, the module uses the system allocator even when loaded, so
+/// valgrind sees every Rust allocation of the module (Redis's jemalloc hides
+/// them). Decided once, at the first allocation, with `getenv`, which does
+/// not allocate.
 pub struct ModuleAlloc;
+
+/// 0: undecided, 1: Redis's allocator when loaded, 2: always the system allocator.
+static ALLOC_MODE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+fn use_redis_alloc() -> bool {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut mode = ALLOC_MODE.load(Relaxed);
+    if mode == 0 {
+        // SAFETY: getenv reads the environment without allocating; the name
+        // is a NUL-terminated literal.
+        let forced = unsafe { !libc::getenv(c"HOTRANK_SYSTEM_ALLOC".as_ptr()).is_null() };
+        mode = if forced { 2 } else { 1 };
+        ALLOC_MODE.store(mode, Relaxed);
+    }
+    // SAFETY: the API table is written once at load time and only read afterwards.
+    mode == 1 && unsafe { raw::RedisModule_Alloc }.is_some()
+}
 
 // SAFETY: both branches delegate to a correct allocator; the choice cannot
 // change between an allocation and its free (see above).
 unsafe impl GlobalAlloc for ModuleAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if { raw::RedisModule_Alloc }.is_some() {
+        if use_redis_alloc() {
             redis_module::alloc::RedisAlloc.alloc(layout)
         } else {
             System.alloc(layout)
         }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if { raw::RedisModule_Free }.is_some() {
+        if use_redis_alloc() {
             redis_module::alloc::RedisAlloc.dealloc(ptr, layout)
         } else {
             System.dealloc(ptr, layout)
