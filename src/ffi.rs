@@ -197,12 +197,15 @@ struct RawKey {
 
 impl RawKey {
     fn open(ctx: &Context, name: &RedisString) -> Option<RawKey> {
-        // SAFETY: ctx and name are live; OpenKey with READ never creates the key.
+        Self::open_mode(ctx, name, raw::REDISMODULE_READ as i32)
+    }
+
+    fn open_mode(ctx: &Context, name: &RedisString, mode: i32) -> Option<RawKey> {
+        // SAFETY: ctx and name are live; OpenKey with READ never creates the
+        // key, with WRITE it returns a handle that creates it on first write.
         let key = unsafe {
             raw::RedisModule_OpenKey.expect("OpenKey exists on every server")(
-                ctx.ctx,
-                name.inner,
-                raw::REDISMODULE_READ as i32,
+                ctx.ctx, name.inner, mode,
             )
         };
         (!key.is_null()).then_some(RawKey {
@@ -398,6 +401,68 @@ pub fn declare_key_specs(ctx: &Context) -> Result<(), String> {
             if ok != raw::REDISMODULE_OK as i32 {
                 return Err(format!("SetCommandACLCategories {name} failed"));
             }
+        }
+    }
+    Ok(())
+}
+
+/// The score of `member` in a ZSET (`RedisModule_ZsetScore`): `None` when
+/// the key or the member is missing. The caller has checked the key's type.
+pub fn zset_score(ctx: &Context, name: &RedisString, member: &RedisString) -> Option<f64> {
+    let key = RawKey::open(ctx, name)?;
+    let mut score = 0.0;
+    // SAFETY: key is an open handle, member a live string; ERR on a missing
+    // member or a non-ZSET leaves `score` unused.
+    let ok =
+        unsafe { raw::RedisModule_ZsetScore.expect("zset API")(key.key, member.inner, &mut score) };
+    (ok == raw::REDISMODULE_OK as i32).then_some(score)
+}
+
+/// `ZADD name score member` through the low-level API, with its effect
+/// replicated as exactly that command (the score as its shortest exact
+/// text) and a `zadd` keyspace event, as the ZADD command would send. The
+/// caller has checked that the key is a ZSET or empty.
+pub fn zadd_replicated(
+    ctx: &Context,
+    name: &RedisString,
+    score: f64,
+    member: &RedisString,
+) -> Result<(), String> {
+    let key = RawKey::open_mode(
+        ctx,
+        name,
+        (raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as i32,
+    )
+    .ok_or_else(|| "ERR cannot open the board key".to_string())?;
+    let mut flags: i32 = 0;
+    // SAFETY: key is open for writing; member is live; ZsetAdd copies it.
+    let ok = unsafe {
+        raw::RedisModule_ZsetAdd.expect("zset API")(key.key, score, member.inner, &mut flags)
+    };
+    drop(key); // Closing the key signals the change to WATCH.
+    if ok != raw::REDISMODULE_OK as i32 {
+        return Err("ERR could not add to the ZSET".into());
+    }
+    let text = crate::parse::format_score(score);
+    // SAFETY: ctx is the running command's context; the format "sbs" takes a
+    // string, a (pointer, length) buffer and a string, all live for the call.
+    unsafe {
+        raw::RedisModule_Replicate.expect("Replicate exists on every server")(
+            ctx.ctx,
+            c"ZADD".as_ptr(),
+            c"sbs".as_ptr(),
+            name.inner,
+            text.as_ptr(),
+            text.len(),
+            member.inner,
+        );
+        if let Some(notify) = raw::RedisModule_NotifyKeyspaceEvent {
+            notify(
+                ctx.ctx,
+                raw::REDISMODULE_NOTIFY_ZSET,
+                c"zadd".as_ptr(),
+                name.inner,
+            );
         }
     }
     Ok(())

@@ -1,8 +1,7 @@
 //! `RANK.*` handlers: CREATE, INCR, SET, SCORE, RANK, RANGE, REM, CARD.
 
 use super::{
-    bulk, call, derived, expect_type, guard, reply_array, reply_bytes, reply_int, write_time, Args,
-    Fail, Res,
+    bulk, call, derived, expect_type, guard, reply_array, reply_int, write_time, Args, Fail, Res,
 };
 use crate::keys::Kind;
 use crate::parse::{format_score, format_time_ms, parse_i64};
@@ -37,17 +36,17 @@ fn current(
     l: &Layout,
     member: &[u8],
 ) -> Res<Option<(i64, i64)>> {
-    let r = call(ctx, false, "ZSCORE", &[board.as_slice(), member])?;
-    match reply_bytes(&r) {
+    let m = RedisString::create_from_slice(ctx.ctx, member);
+    match crate::ffi::zset_score(ctx, board, &m) {
         None => Ok(None),
-        Some(b) => {
-            let v: f64 = std::str::from_utf8(&b)
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .ok_or_else(not_rank)?;
-            Ok(Some(l.decode(v)?))
-        }
+        Some(v) => Ok(Some(l.decode(v)?)),
     }
+}
+
+/// Writes a packed score (low-level ZADD, replicated as ZADD with the exact value).
+fn zadd(ctx: &Context, board: &RedisString, packed: f64, member: &[u8]) -> Res<()> {
+    let m = RedisString::create_from_slice(ctx.ctx, member);
+    Ok(crate::ffi::zadd_replicated(ctx, board, packed, &m)?)
 }
 
 /// Parses the optional trailing `AT t`.
@@ -135,12 +134,7 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
         let lk = derived(ctx, board, Kind::Layout, &[], true)?;
         call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
     }
-    call(
-        ctx,
-        true,
-        "ZADD",
-        &[board.as_slice(), format_score(packed).as_bytes(), member],
-    )?;
+    zadd(ctx, board, packed, member)?;
     Ok(RedisValue::Integer(new))
 }
 
@@ -458,12 +452,7 @@ fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut out = Vec::with_capacity(plan.len());
     for (member, new, packed) in &plan {
         if let Some(p) = packed {
-            call(
-                ctx,
-                true,
-                "ZADD",
-                &[board.as_slice(), format_score(*p).as_bytes(), member],
-            )?;
+            zadd(ctx, board, *p, member)?;
         }
         out.push(RedisValue::Integer(*new));
     }
