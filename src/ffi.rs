@@ -427,7 +427,7 @@ pub fn zadd_replicated(
     name: &RedisString,
     score: f64,
     member: &RedisString,
-) -> Result<(), String> {
+) -> Result<bool, String> {
     let key = RawKey::open_mode(
         ctx,
         name,
@@ -465,5 +465,6 @@ pub fn zadd_replicated(
             );
         }
     }
-    Ok(())
+    // Whether the member was new.
+    Ok(flags & raw::REDISMODULE_ZADD_ADDED as i32 != 0)
 }

@@ -218,7 +218,8 @@ pub fn view(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 6)?;
     let b = Board::open(ctx, &mut args)?;
-    let article = args.next_rs()?.as_slice();
+    let article_rs = args.next_rs()?;
+    let article = article_rs.as_slice();
     let visitor = args.next_rs()?.as_slice();
     let at = match args.next() {
         None => None,
@@ -365,20 +366,10 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
     call(ctx, true, "HSET", &hset)?;
     let score = f.score(pv, uv, published, t);
-    let added = reply_int(&call(
-        ctx,
-        true,
-        "ZADD",
-        &[b.bytes(), format_score(score).as_bytes(), article],
-    )?);
-    if added == Some(1) || new_pub.is_some() {
-        let p = published.to_string();
-        call(
-            ctx,
-            true,
-            "ZADD",
-            &[pubidx.as_slice(), p.as_bytes(), article],
-        )?;
+    // Low-level ZADDs, replicated as ZADD with the exact values.
+    let added = ffi::zadd_replicated(ctx, b.key, score, article_rs)?;
+    if added || new_pub.is_some() {
+        ffi::zadd_replicated(ctx, &pubidx, published as f64, article_rs)?;
     }
     if let Some((g, cur, _)) = &dd {
         let fresh = ctx.open_key(cur).key_type() == KeyType::Empty;

@@ -46,7 +46,8 @@ fn current(
 /// Writes a packed score (low-level ZADD, replicated as ZADD with the exact value).
 fn zadd(ctx: &Context, board: &RedisString, packed: f64, member: &[u8]) -> Res<()> {
     let m = RedisString::create_from_slice(ctx.ctx, member);
-    Ok(crate::ffi::zadd_replicated(ctx, board, packed, &m)?)
+    crate::ffi::zadd_replicated(ctx, board, packed, &m)?;
+    Ok(())
 }
 
 /// Parses the optional trailing `AT t`.
