@@ -352,19 +352,12 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         Some(p) => (p, None),
         None => (t, Some(t.to_string())),
     };
-    let uv_s = uv.to_string();
-    let pv_s = pv.to_string();
-    let mut hset: Vec<&[u8]> = vec![
-        meta.as_slice(),
-        F_PV.as_bytes(),
-        pv_s.as_bytes(),
-        F_UV.as_bytes(),
-        uv_s.as_bytes(),
-    ];
+    let (pv_s, uv_s) = (pv.to_string(), uv.to_string());
+    let mut fields: Vec<(&str, &[u8])> = vec![(F_PV, pv_s.as_bytes()), (F_UV, uv_s.as_bytes())];
     if let Some(p) = &new_pub {
-        hset.extend_from_slice(&[F_PUBLISHED.as_bytes(), p.as_bytes()]);
+        fields.push((F_PUBLISHED, p.as_bytes()));
     }
-    call(ctx, true, "HSET", &hset)?;
+    super::hset(ctx, &meta, &fields)?;
     let score = f.score(pv, uv, published, t);
     // Low-level ZADDs, replicated as ZADD with the exact values.
     let added = ffi::zadd_replicated(ctx, b.key, score, article_rs)?;

@@ -203,3 +203,21 @@ pub fn reply_array(r: &CallReply) -> Vec<Vec<u8>> {
 pub fn bulk(b: impl Into<Vec<u8>>) -> RedisValue {
     RedisValue::StringBuffer(b.into())
 }
+
+/// `HSET key field value …` through the low-level hash API, with its effect
+/// replicated as exactly that HSET and an `hset` keyspace event. The caller
+/// has checked that the key is a hash or empty.
+pub fn hset(ctx: &Context, key: &RedisString, fields: &[(&str, &[u8])]) -> Res<()> {
+    let k = ctx.open_key_writable(key);
+    let mut args: Vec<&[u8]> = Vec::with_capacity(1 + 2 * fields.len());
+    args.push(key.as_slice());
+    for (field, value) in fields {
+        // RedisModule_HashSet returns a count of changed fields, not a status.
+        let _ = k.hash_set(field, RedisString::create_from_slice(ctx.ctx, value));
+        args.extend_from_slice(&[field.as_bytes(), value]);
+    }
+    drop(k);
+    ctx.replicate("HSET", args.as_slice());
+    ctx.notify_keyspace_event(redis_module::NotifyEvent::HASH, "hset", key);
+    Ok(())
+}
