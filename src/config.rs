@@ -14,6 +14,8 @@ pub struct FloatConfig {
     min: f64,
     max: f64,
     min_exclusive: bool,
+    /// The last string handed to CONFIG GET (see `ffi::config_string`).
+    shown: std::sync::atomic::AtomicPtr<redis_module::raw::RedisModuleString>,
 }
 
 impl FloatConfig {
@@ -24,6 +26,7 @@ impl FloatConfig {
             min,
             max,
             min_exclusive,
+            shown: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
         }
     }
 
@@ -35,7 +38,7 @@ impl FloatConfig {
 
 impl ConfigurationValue<RedisString> for FloatConfig {
     fn get(&self, _ctx: &ConfigurationContext) -> RedisString {
-        RedisString::create(None, crate::parse::format_score(self.value()).as_str())
+        crate::ffi::config_string(&self.shown, &crate::parse::format_score(self.value()))
     }
 
     fn set(&self, _ctx: &ConfigurationContext, val: RedisString) -> Result<(), RedisError> {

@@ -468,3 +468,34 @@ pub fn zadd_replicated(
     // Whether the member was new.
     Ok(flags & raw::REDISMODULE_ZADD_ADDED as i32 != 0)
 }
+
+/// The string a string config's get callback returns. Redis does not free
+/// that string, and the redis-module crate hands it over with `take()`, so
+/// the module keeps the last one in `slot` and frees it on the next call
+/// (Redis has copied the value by then: CONFIG GET replies at once).
+pub fn config_string(
+    slot: &std::sync::atomic::AtomicPtr<raw::RedisModuleString>,
+    text: &str,
+) -> RedisString {
+    // SAFETY: CreateString copies `len` bytes from a live buffer; a null
+    // context makes a string that is freed explicitly (below, next time).
+    let fresh = unsafe {
+        raw::RedisModule_CreateString.expect("CreateString exists on every server")(
+            std::ptr::null_mut(),
+            text.as_ptr().cast(),
+            text.len(),
+        )
+    };
+    let old = slot.swap(fresh, std::sync::atomic::Ordering::AcqRel);
+    if !old.is_null() {
+        // SAFETY: `old` was created above by an earlier call and handed to
+        // Redis, which finished with it when that call returned.
+        unsafe {
+            raw::RedisModule_FreeString.expect("FreeString exists on every server")(
+                std::ptr::null_mut(),
+                old,
+            )
+        };
+    }
+    RedisString::from_redis_module_string(std::ptr::null_mut(), fresh)
+}
