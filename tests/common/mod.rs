@@ -1,10 +1,17 @@
 //! Integration-test harness: starts a real redis-server (or valkey-server)
-//! with the module loaded on a free loopback port, and kills it on drop.
+//! with the module loaded on a free loopback port, and stops it on drop
+//! (`SHUTDOWN NOSAVE NOW FORCE`, then SIGKILL if it has not exited in time).
 //!
-//! - `HOTRANK_SERVER`: server binary (default `redis-server`).
+//! - `HOTRANK_SERVER`: server binary (default `redis-server`). `make memcheck`
+//!   sets it to `tests/valgrind-server.sh`, which runs redis-server under valgrind.
 //! - `HOTRANK_MODULE`: path of `libhotrank.so` (default `target/release/libhotrank.so`;
 //!   built with `cargo build --release` first if missing, because `cargo test`
 //!   does not rebuild a cdylib for integration tests).
+//! - `HOTRANK_START_WAIT_MS`: how long a server may take to answer PING after
+//!   it is started (default 10000).
+//! - `HOTRANK_SHUTDOWN_WAIT_MS`: how long a dropped server may take to exit
+//!   after `SHUTDOWN` before it is killed (default 2000; 0 kills at once).
+//!   A graceful exit lets valgrind write its leak report.
 #![allow(dead_code)]
 
 use std::net::TcpListener;
@@ -38,6 +45,15 @@ pub fn server_bin() -> String {
     std::env::var("HOTRANK_SERVER").unwrap_or_else(|_| "redis-server".into())
 }
 
+/// A duration in milliseconds from the environment variable `name`, or `default_ms`.
+fn env_ms(name: &str, default_ms: u64) -> Duration {
+    let ms = std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(default_ms);
+    Duration::from_millis(ms)
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .expect("bind")
@@ -46,7 +62,7 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// A running server; killed when dropped.
+/// A running server; shut down (or killed) when dropped.
 pub struct Server {
     pub port: u16,
     child: Child,
@@ -84,7 +100,7 @@ impl Server {
     }
 
     fn wait_ready(&self) {
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + env_ms("HOTRANK_START_WAIT_MS", 10_000);
         loop {
             if let Ok(mut c) = redis::Client::open(self.url()).and_then(|c| c.get_connection()) {
                 if redis::cmd("PING").query::<String>(&mut c).is_ok() {
@@ -117,9 +133,56 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Asks the server to exit (`SHUTDOWN NOSAVE NOW FORCE` on a fresh
+    /// connection) and waits up to `HOTRANK_SHUTDOWN_WAIT_MS` for the process
+    /// to end. Returns whether it ended; errors are ignored (the caller kills).
+    fn graceful_stop(&mut self) -> bool {
+        let wait = env_ms("HOTRANK_SHUTDOWN_WAIT_MS", 2_000);
+        if wait.is_zero() || !matches!(self.child.try_wait(), Ok(None)) {
+            return !matches!(self.child.try_wait(), Ok(None));
+        }
+        let deadline = Instant::now() + wait;
+        let step = wait.min(Duration::from_secs(1));
+        let Ok(client) = redis::Client::open(self.url()) else {
+            return false;
+        };
+        let Ok(mut c) = client.get_connection_with_timeout(step) else {
+            return false;
+        };
+        let _ = c.set_read_timeout(Some(step));
+        let _ = c.set_write_timeout(Some(step));
+        let reply: redis::RedisResult<redis::Value> = redis::cmd("SHUTDOWN")
+            .arg("NOSAVE")
+            .arg("NOW")
+            .arg("FORCE")
+            .query(&mut c);
+        // A server error reply (NOPERM, NOAUTH, ...) means it will not exit by
+        // itself. Otherwise the connection was closed (the usual answer) or the
+        // read timed out (valgrind writing its report): wait for the exit.
+        if let Err(e) = &reply {
+            if e.code().is_some() {
+                return false;
+            }
+        }
+        drop(c);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(_)) => return true,
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                _ => return false,
+            }
+        }
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        if !self.graceful_stop() {
+            let _ = self.child.kill();
+        }
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
