@@ -10,34 +10,15 @@
 
 mod common;
 use common::*;
+#[path = "common/hot_client.rs"]
+mod hot_client;
+use hot_client::*;
 use redis::{Connection, Value};
 use std::collections::{BTreeMap, HashMap};
-
-/// Milliseconds in an hour / a day.
-const H: i64 = 3_600_000;
-const DAY: i64 = 24 * H;
-/// A fixed instant in the past (2023-11-14T22:13:20Z), so writes with AT are accepted.
-const T0: i64 = 1_700_000_000_000;
-/// The default dedup window (900 s).
-const DEDUP: i64 = 900_000;
 
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
-
-/// Runs a binary-safe command.
-fn run(c: &mut Connection, args: &[&[u8]]) -> redis::RedisResult<Value> {
-    let mut cmd = redis::cmd(std::str::from_utf8(args[0]).expect("command name"));
-    for a in &args[1..] {
-        cmd.arg(*a);
-    }
-    cmd.query(c)
-}
-
-/// Runs a command that must succeed.
-fn ok(c: &mut Connection, args: &[&[u8]]) -> Value {
-    run(c, args).unwrap_or_else(|e| panic!("{:?} failed: {e}", show(args)))
-}
 
 /// Runs a command that must fail; returns "CODE detail" as `common::err` does.
 fn fail(c: &mut Connection, args: &[&[u8]]) -> String {
@@ -47,110 +28,6 @@ fn fail(c: &mut Connection, args: &[&[u8]]) -> String {
             .trim()
             .to_string(),
     }
-}
-
-fn show(args: &[&[u8]]) -> Vec<String> {
-    args.iter()
-        .map(|a| {
-            let s = String::from_utf8_lossy(a);
-            if s.len() > 60 {
-                format!(
-                    "{}…({} bytes)",
-                    s.chars().take(60).collect::<String>(),
-                    a.len()
-                )
-            } else {
-                s.into_owned()
-            }
-        })
-        .collect()
-}
-
-/// Milliseconds as unix seconds with the fewest decimals (at most 3).
-fn ts(ms: i64) -> String {
-    if ms % 1000 == 0 {
-        (ms / 1000).to_string()
-    } else {
-        let frac = format!("{:03}", ms % 1000);
-        format!("{}.{}", ms / 1000, frac.trim_end_matches('0'))
-    }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_millis() as i64
-}
-
-/// The default formula, written exactly as the brief states it.
-fn hot(pv: i64, uv: i64, published_ms: i64, at_ms: i64) -> f64 {
-    (1.0 * pv as f64 + 1.2 * uv as f64)
-        / (((at_ms - published_ms) as f64 / 3_600_000.0).max(0.0) + 2.0).powf(1.5)
-}
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int(i) => *i,
-        other => panic!("expected an integer, got {other:?}"),
-    }
-}
-
-fn bytes(v: &Value) -> Vec<u8> {
-    match v {
-        Value::BulkString(b) => b.clone(),
-        Value::SimpleString(s) => s.as_bytes().to_vec(),
-        other => panic!("expected a string, got {other:?}"),
-    }
-}
-
-fn text(v: &Value) -> String {
-    String::from_utf8(bytes(v)).expect("utf-8")
-}
-
-/// A score reply: a bulk string that must parse to an f64.
-fn score(v: &Value) -> f64 {
-    let s = text(v);
-    s.parse()
-        .unwrap_or_else(|_| panic!("score {s:?} is not a number"))
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct ViewReply {
-    pv: i64,
-    uv: i64,
-    score: f64,
-    status: String,
-}
-
-fn parse_view(v: &Value) -> ViewReply {
-    match v {
-        Value::Array(a) if a.len() == 4 => ViewReply {
-            pv: int(&a[0]),
-            uv: int(&a[1]),
-            score: score(&a[2]),
-            status: text(&a[3]),
-        },
-        other => panic!("HOT.VIEW reply: {other:?}"),
-    }
-}
-
-fn view(c: &mut Connection, board: &[u8], article: &[u8], visitor: &[u8], at: i64) -> ViewReply {
-    parse_view(&ok(
-        c,
-        &[
-            b"HOT.VIEW",
-            board,
-            article,
-            visitor,
-            b"AT",
-            ts(at).as_bytes(),
-        ],
-    ))
-}
-
-fn publish(c: &mut Connection, board: &[u8], article: &[u8], at: i64) -> i64 {
-    int(&ok(c, &[b"HOT.PUBLISH", board, article, ts(at).as_bytes()]))
 }
 
 fn top_args(board: &[u8], opts: &[&str]) -> Vec<Vec<u8>> {
@@ -228,16 +105,6 @@ fn stats(c: &mut Connection, board: &[u8], article: &[u8], at: Option<i64>) -> O
     }
 }
 
-/// The `INFO hotrank` fields, without the `hotrank_` prefix.
-fn info(c: &mut Connection) -> HashMap<String, i64> {
-    let s: String = redis::cmd("INFO").arg("hotrank").query(c).expect("INFO");
-    s.lines()
-        .filter_map(|l| l.strip_prefix("hotrank_"))
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.to_string(), v.trim().parse().expect("INFO value")))
-        .collect()
-}
-
 /// Every key with its DUMP and whether it has a TTL: equal snapshots mean
 /// nothing was written.
 fn snapshot(c: &mut Connection) -> BTreeMap<Vec<u8>, (Vec<u8>, bool)> {
@@ -251,15 +118,6 @@ fn snapshot(c: &mut Connection) -> BTreeMap<Vec<u8>, (Vec<u8>, bool)> {
         .collect()
 }
 
-fn config_set(c: &mut Connection, name: &str, value: &str) {
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg(name)
-        .arg(value)
-        .query(c)
-        .unwrap_or_else(|e| panic!("CONFIG SET {name} {value}: {e}"));
-}
-
 fn config_get(c: &mut Connection, name: &str) -> String {
     let v: Vec<String> = redis::cmd("CONFIG")
         .arg("GET")
@@ -268,17 +126,6 @@ fn config_get(c: &mut Connection, name: &str) -> String {
         .expect("CONFIG GET");
     assert_eq!(v.len(), 2, "CONFIG GET {name}: {v:?}");
     v[1].clone()
-}
-
-/// A derived key name, spelled out independently of `src/keys.rs` from the
-/// documented layout, for tests that plant bad values in derived keys.
-fn derived(board: &[u8], kind: &str, article: &[u8]) -> Vec<u8> {
-    let mut k = board.to_vec();
-    k.push(0);
-    k.extend_from_slice(kind.as_bytes());
-    k.push(b':');
-    k.extend_from_slice(article);
-    k
 }
 
 /// A seeded xorshift64* generator: failures reproduce from the printed seed.
@@ -320,36 +167,6 @@ fn base_seed() -> u64 {
 // server's exactly: MurmurHash64A with seed 0xadc83b19, 2^14 registers, and
 // Ertl's estimator as in hyperloglog.c (`hllCount`).
 // ---------------------------------------------------------------------------
-
-const HLL_P: u32 = 14;
-const HLL_Q: usize = 50;
-const HLL_M: usize = 1 << HLL_P;
-
-fn murmur64a(key: &[u8], seed: u64) -> u64 {
-    const M: u64 = 0xc6a4_a793_5bd1_e995;
-    const R: u32 = 47;
-    let mut h = seed ^ (key.len() as u64).wrapping_mul(M);
-    let mut chunks = key.chunks_exact(8);
-    for ch in &mut chunks {
-        let mut k = u64::from_le_bytes(ch.try_into().expect("8 bytes"));
-        k = k.wrapping_mul(M);
-        k ^= k >> R;
-        k = k.wrapping_mul(M);
-        h ^= k;
-        h = h.wrapping_mul(M);
-    }
-    let tail = chunks.remainder();
-    if !tail.is_empty() {
-        for (i, &b) in tail.iter().enumerate() {
-            h ^= u64::from(b) << (8 * i);
-        }
-        h = h.wrapping_mul(M);
-    }
-    h ^= h >> R;
-    h = h.wrapping_mul(M);
-    h ^= h >> R;
-    h
-}
 
 #[derive(Clone)]
 struct Hll {
@@ -552,12 +369,6 @@ fn replay_views(
             );
         }
     }
-}
-
-fn lossy(v: &[(Vec<u8>, f64)]) -> Vec<(String, f64)> {
-    v.iter()
-        .map(|(a, s)| (String::from_utf8_lossy(a).into_owned(), *s))
-        .collect()
 }
 
 // ---------------------------------------------------------------------------

@@ -10,122 +10,18 @@
 
 mod common;
 use common::*;
+#[path = "common/hot_client.rs"]
+mod hot_client;
+use hot_client::*;
 use redis::{Connection, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Milliseconds in a minute / an hour / a day.
 const MIN: i64 = 60_000;
-const H: i64 = 3_600_000;
-const DAY: i64 = 24 * H;
-/// A fixed instant in the past (2023-11-14T22:13:20Z), so writes with AT are accepted.
-const T0: i64 = 1_700_000_000_000;
-/// The default dedup window (900 s).
-const DEDUP: i64 = 900_000;
 
 // ---------------------------------------------------------------------------
 // Helpers (small copies of tests/hot.rs helpers)
 // ---------------------------------------------------------------------------
-
-fn run(c: &mut Connection, args: &[&[u8]]) -> redis::RedisResult<Value> {
-    let mut cmd = redis::cmd(std::str::from_utf8(args[0]).expect("command name"));
-    for a in &args[1..] {
-        cmd.arg(*a);
-    }
-    cmd.query(c)
-}
-
-fn ok(c: &mut Connection, args: &[&[u8]]) -> Value {
-    run(c, args).unwrap_or_else(|e| {
-        let shown: Vec<String> = args
-            .iter()
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect();
-        panic!("{shown:?} failed: {e}")
-    })
-}
-
-/// Milliseconds as unix seconds with the fewest decimals (at most 3).
-fn ts(ms: i64) -> String {
-    if ms % 1000 == 0 {
-        (ms / 1000).to_string()
-    } else {
-        let frac = format!("{:03}", ms % 1000);
-        format!("{}.{}", ms / 1000, frac.trim_end_matches('0'))
-    }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_millis() as i64
-}
-
-/// The default formula, written as documented:
-/// `(1·pv + 1.2·uv) / (max(hours since publish, 0) + 2)^1.5`.
-fn hot(pv: i64, uv: i64, published_ms: i64, at_ms: i64) -> f64 {
-    (1.0 * pv as f64 + 1.2 * uv as f64)
-        / (((at_ms - published_ms) as f64 / 3_600_000.0).max(0.0) + 2.0).powf(1.5)
-}
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int(i) => *i,
-        other => panic!("expected an integer, got {other:?}"),
-    }
-}
-
-fn bytes(v: &Value) -> Vec<u8> {
-    match v {
-        Value::BulkString(b) => b.clone(),
-        Value::SimpleString(s) => s.as_bytes().to_vec(),
-        other => panic!("expected a string, got {other:?}"),
-    }
-}
-
-fn text(v: &Value) -> String {
-    String::from_utf8(bytes(v)).expect("utf-8")
-}
-
-fn score(v: &Value) -> f64 {
-    let s = text(v);
-    s.parse()
-        .unwrap_or_else(|_| panic!("score {s:?} is not a number"))
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct ViewReply {
-    pv: i64,
-    uv: i64,
-    score: f64,
-    status: String,
-}
-
-fn parse_view(v: &Value) -> ViewReply {
-    match v {
-        Value::Array(a) if a.len() == 4 => ViewReply {
-            pv: int(&a[0]),
-            uv: int(&a[1]),
-            score: score(&a[2]),
-            status: text(&a[3]),
-        },
-        other => panic!("HOT.VIEW reply: {other:?}"),
-    }
-}
-
-fn view(c: &mut Connection, board: &[u8], article: &[u8], visitor: &[u8], at: i64) -> ViewReply {
-    parse_view(&ok(
-        c,
-        &[
-            b"HOT.VIEW",
-            board,
-            article,
-            visitor,
-            b"AT",
-            ts(at).as_bytes(),
-        ],
-    ))
-}
 
 /// Sends views `(article, visitor, at)` pipelined in batches; the replies in order.
 fn view_many(
@@ -148,10 +44,6 @@ fn view_many(
         out.extend(replies.iter().map(parse_view));
     }
     out
-}
-
-fn publish(c: &mut Connection, board: &[u8], article: &[u8], at: i64) -> i64 {
-    int(&ok(c, &[b"HOT.PUBLISH", board, article, ts(at).as_bytes()]))
 }
 
 /// `HOT.TOP board <opts> WITHSCORES`: (article, score) pairs.
@@ -206,36 +98,6 @@ fn stats(c: &mut Connection, board: &[u8], article: &[u8], at: i64) -> Option<St
     }
 }
 
-/// The `INFO hotrank` fields, without the `hotrank_` prefix.
-fn info(c: &mut Connection) -> HashMap<String, i64> {
-    let s: String = redis::cmd("INFO").arg("hotrank").query(c).expect("INFO");
-    s.lines()
-        .filter_map(|l| l.strip_prefix("hotrank_"))
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.to_string(), v.trim().parse().expect("INFO value")))
-        .collect()
-}
-
-fn config_set(c: &mut Connection, name: &str, value: &str) {
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg(name)
-        .arg(value)
-        .query(c)
-        .unwrap_or_else(|e| panic!("CONFIG SET {name} {value}: {e}"));
-}
-
-/// A derived key of a board with a hash tag, spelled out from the documented
-/// layout `<K>\0<kind>:<id>` (independently of `src/keys.rs`).
-fn derived(board: &[u8], kind: &str, article: &[u8]) -> Vec<u8> {
-    let mut k = board.to_vec();
-    k.push(0);
-    k.extend_from_slice(kind.as_bytes());
-    k.push(b':');
-    k.extend_from_slice(article);
-    k
-}
-
 /// The publish-time index of a board with a hash tag: `<K>\0pub`.
 fn pub_index(board: &[u8]) -> Vec<u8> {
     let mut k = board.to_vec();
@@ -286,12 +148,6 @@ fn scan(c: &mut Connection, pattern: &[u8]) -> Vec<Vec<u8>> {
     out
 }
 
-fn lossy(v: &[(Vec<u8>, f64)]) -> Vec<(String, f64)> {
-    v.iter()
-        .map(|(a, s)| (String::from_utf8_lossy(a).into_owned(), *s))
-        .collect()
-}
-
 /// A seeded xorshift64* generator: failures reproduce from the printed seed.
 struct Rng(u64);
 
@@ -338,36 +194,6 @@ fn base_seed() -> u64 {
 // server's exactly: MurmurHash64A with seed 0xadc83b19, 2^14 registers, and
 // Ertl's estimator as in hyperloglog.c (`hllCount`). Copied from tests/hot.rs.
 // ---------------------------------------------------------------------------
-
-const HLL_P: u32 = 14;
-const HLL_Q: usize = 50;
-const HLL_M: usize = 1 << HLL_P;
-
-fn murmur64a(key: &[u8], seed: u64) -> u64 {
-    const M: u64 = 0xc6a4_a793_5bd1_e995;
-    const R: u32 = 47;
-    let mut h = seed ^ (key.len() as u64).wrapping_mul(M);
-    let mut chunks = key.chunks_exact(8);
-    for ch in &mut chunks {
-        let mut k = u64::from_le_bytes(ch.try_into().expect("8 bytes"));
-        k = k.wrapping_mul(M);
-        k ^= k >> R;
-        k = k.wrapping_mul(M);
-        h ^= k;
-        h = h.wrapping_mul(M);
-    }
-    let tail = chunks.remainder();
-    if !tail.is_empty() {
-        for (i, &b) in tail.iter().enumerate() {
-            h ^= u64::from(b) << (8 * i);
-        }
-        h = h.wrapping_mul(M);
-    }
-    h ^= h >> R;
-    h = h.wrapping_mul(M);
-    h ^= h >> R;
-    h
-}
 
 /// Registers kept sparsely (index → value): boards here hold thousands of
 /// articles with a few visitors each.

@@ -1,0 +1,210 @@
+//! Client-side helpers shared by the HOT integration tests (tests/hot.rs and
+//! tests/hot_scale.rs): binary-safe command runners, reply parsers, the
+//! reference formula and the pieces of Redis's HyperLogLog the models use.
+#![allow(dead_code)]
+
+use redis::{Connection, Value};
+use std::collections::HashMap;
+
+/// Milliseconds in an hour / a day.
+pub const H: i64 = 3_600_000;
+
+pub const DAY: i64 = 24 * H;
+
+/// A fixed instant in the past (2023-11-14T22:13:20Z), so writes with AT are accepted.
+pub const T0: i64 = 1_700_000_000_000;
+
+/// The default dedup window (900 s).
+pub const DEDUP: i64 = 900_000;
+
+pub const HLL_P: u32 = 14;
+
+pub const HLL_Q: usize = 50;
+
+pub const HLL_M: usize = 1 << HLL_P;
+
+/// Runs a binary-safe command.
+pub fn run(c: &mut Connection, args: &[&[u8]]) -> redis::RedisResult<Value> {
+    let mut cmd = redis::cmd(std::str::from_utf8(args[0]).expect("command name"));
+    for a in &args[1..] {
+        cmd.arg(*a);
+    }
+    cmd.query(c)
+}
+
+/// Runs a command that must succeed.
+pub fn ok(c: &mut Connection, args: &[&[u8]]) -> Value {
+    run(c, args).unwrap_or_else(|e| panic!("{:?} failed: {e}", show(args)))
+}
+
+pub fn show(args: &[&[u8]]) -> Vec<String> {
+    args.iter()
+        .map(|a| {
+            let s = String::from_utf8_lossy(a);
+            if s.len() > 60 {
+                format!(
+                    "{}…({} bytes)",
+                    s.chars().take(60).collect::<String>(),
+                    a.len()
+                )
+            } else {
+                s.into_owned()
+            }
+        })
+        .collect()
+}
+
+/// Milliseconds as unix seconds with the fewest decimals (at most 3).
+pub fn ts(ms: i64) -> String {
+    if ms % 1000 == 0 {
+        (ms / 1000).to_string()
+    } else {
+        let frac = format!("{:03}", ms % 1000);
+        format!("{}.{}", ms / 1000, frac.trim_end_matches('0'))
+    }
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis() as i64
+}
+
+/// The default formula, written exactly as the brief states it.
+pub fn hot(pv: i64, uv: i64, published_ms: i64, at_ms: i64) -> f64 {
+    (1.0 * pv as f64 + 1.2 * uv as f64)
+        / (((at_ms - published_ms) as f64 / 3_600_000.0).max(0.0) + 2.0).powf(1.5)
+}
+
+pub fn int(v: &Value) -> i64 {
+    match v {
+        Value::Int(i) => *i,
+        other => panic!("expected an integer, got {other:?}"),
+    }
+}
+
+pub fn bytes(v: &Value) -> Vec<u8> {
+    match v {
+        Value::BulkString(b) => b.clone(),
+        Value::SimpleString(s) => s.as_bytes().to_vec(),
+        other => panic!("expected a string, got {other:?}"),
+    }
+}
+
+pub fn text(v: &Value) -> String {
+    String::from_utf8(bytes(v)).expect("utf-8")
+}
+
+/// A score reply: a bulk string that must parse to an f64.
+pub fn score(v: &Value) -> f64 {
+    let s = text(v);
+    s.parse()
+        .unwrap_or_else(|_| panic!("score {s:?} is not a number"))
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewReply {
+    pub pv: i64,
+    pub uv: i64,
+    pub score: f64,
+    pub status: String,
+}
+
+pub fn parse_view(v: &Value) -> ViewReply {
+    match v {
+        Value::Array(a) if a.len() == 4 => ViewReply {
+            pv: int(&a[0]),
+            uv: int(&a[1]),
+            score: score(&a[2]),
+            status: text(&a[3]),
+        },
+        other => panic!("HOT.VIEW reply: {other:?}"),
+    }
+}
+
+pub fn view(
+    c: &mut Connection,
+    board: &[u8],
+    article: &[u8],
+    visitor: &[u8],
+    at: i64,
+) -> ViewReply {
+    parse_view(&ok(
+        c,
+        &[
+            b"HOT.VIEW",
+            board,
+            article,
+            visitor,
+            b"AT",
+            ts(at).as_bytes(),
+        ],
+    ))
+}
+
+pub fn publish(c: &mut Connection, board: &[u8], article: &[u8], at: i64) -> i64 {
+    int(&ok(c, &[b"HOT.PUBLISH", board, article, ts(at).as_bytes()]))
+}
+
+/// The `INFO hotrank` fields, without the `hotrank_` prefix.
+pub fn info(c: &mut Connection) -> HashMap<String, i64> {
+    let s: String = redis::cmd("INFO").arg("hotrank").query(c).expect("INFO");
+    s.lines()
+        .filter_map(|l| l.strip_prefix("hotrank_"))
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.to_string(), v.trim().parse().expect("INFO value")))
+        .collect()
+}
+
+pub fn config_set(c: &mut Connection, name: &str, value: &str) {
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg(name)
+        .arg(value)
+        .query(c)
+        .unwrap_or_else(|e| panic!("CONFIG SET {name} {value}: {e}"));
+}
+
+/// A derived key name, spelled out independently of `src/keys.rs` from the
+/// documented layout, for tests that plant bad values in derived keys.
+pub fn derived(board: &[u8], kind: &str, article: &[u8]) -> Vec<u8> {
+    let mut k = board.to_vec();
+    k.push(0);
+    k.extend_from_slice(kind.as_bytes());
+    k.push(b':');
+    k.extend_from_slice(article);
+    k
+}
+
+pub fn lossy(v: &[(Vec<u8>, f64)]) -> Vec<(String, f64)> {
+    v.iter()
+        .map(|(a, s)| (String::from_utf8_lossy(a).into_owned(), *s))
+        .collect()
+}
+
+pub fn murmur64a(key: &[u8], seed: u64) -> u64 {
+    const M: u64 = 0xc6a4_a793_5bd1_e995;
+    const R: u32 = 47;
+    let mut h = seed ^ (key.len() as u64).wrapping_mul(M);
+    let mut chunks = key.chunks_exact(8);
+    for ch in &mut chunks {
+        let mut k = u64::from_le_bytes(ch.try_into().expect("8 bytes"));
+        k = k.wrapping_mul(M);
+        k ^= k >> R;
+        k = k.wrapping_mul(M);
+        h ^= k;
+        h = h.wrapping_mul(M);
+    }
+    let tail = chunks.remainder();
+    if !tail.is_empty() {
+        for (i, &b) in tail.iter().enumerate() {
+            h ^= u64::from(b) << (8 * i);
+        }
+        h = h.wrapping_mul(M);
+    }
+    h ^= h >> R;
+    h = h.wrapping_mul(M);
+    h ^= h >> R;
+    h
+}
