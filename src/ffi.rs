@@ -222,15 +222,6 @@ impl Drop for RawKey {
     }
 }
 
-/// Milliseconds until `name` expires: `None` if it does not exist or has no expiry.
-pub fn pttl(ctx: &Context, name: &RedisString) -> Option<i64> {
-    let k = RawKey::open(ctx, name)?;
-    // SAFETY: k.key is an open key handle.
-    let ms =
-        unsafe { raw::RedisModule_GetExpire.expect("GetExpire exists on every server")(k.key) };
-    (ms != raw::REDISMODULE_NO_EXPIRE as i64).then_some(ms)
-}
-
 /// Walks a ZSET from the highest score down, without copying it
 /// (`RedisModule_ZsetLastInScoreRange` / `ZsetRangePrev`). The key must not
 /// be modified while the iterator lives (read-only commands only).
@@ -439,7 +430,7 @@ pub fn zadd_replicated(
     let ok = unsafe {
         raw::RedisModule_ZsetAdd.expect("zset API")(key.key, score, member.inner, &mut flags)
     };
-    drop(key); // Closing the key signals the change to WATCH.
+    drop(key);
     if ok != raw::REDISMODULE_OK as i32 {
         return Err("ERR could not add to the ZSET".into());
     }
@@ -465,6 +456,7 @@ pub fn zadd_replicated(
             );
         }
     }
+    signal_modified(ctx, name);
     // Whether the member was new.
     Ok(flags & raw::REDISMODULE_ZADD_ADDED as i32 != 0)
 }
@@ -498,4 +490,391 @@ pub fn config_string(
         };
     }
     RedisString::from_redis_module_string(std::ptr::null_mut(), fresh)
+}
+
+// ---------------------------------------------------------------------------
+// Low-level key access for the write paths (HOT.VIEW, RANK.INCR/SET).
+//
+// `RedisModule_Call` costs about 5,000 instructions a call (argv objects,
+// command lookup, a fake client, a RESP reply parsed back), so the hot paths
+// open each key once and use the key API instead, then replicate the exact
+// effect with `RedisModule_Replicate` and fire the keyspace event the
+// equivalent command would fire.
+// ---------------------------------------------------------------------------
+
+/// The type of an open key, as the key API reports it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum KeyKind {
+    Empty,
+    String,
+    Hash,
+    ZSet,
+    Other,
+}
+
+/// A key handle, open for reading or for reading and writing, closed on
+/// drop. Closing a handle opened for writing signals the key as modified
+/// (WATCH), so keys that are only read are opened read-only.
+pub struct Key {
+    raw: RawKey,
+}
+
+impl Key {
+    /// Opens `name` for reading (`write` false) or for reading and writing.
+    /// Opening never creates the key; a write does.
+    pub fn open(ctx: &Context, name: &RedisString, write: bool) -> Key {
+        let mode = if write {
+            raw::REDISMODULE_READ | raw::REDISMODULE_WRITE
+        } else {
+            raw::REDISMODULE_READ
+        };
+        let raw = RawKey::open_mode(ctx, name, mode as i32).unwrap_or(RawKey {
+            ctx: ctx.ctx,
+            key: std::ptr::null_mut(),
+        });
+        Key { raw }
+    }
+
+    /// The key's type (`Empty` when it does not exist).
+    pub fn kind(&self) -> KeyKind {
+        if self.raw.key.is_null() {
+            return KeyKind::Empty;
+        }
+        // SAFETY: an open key handle.
+        let t = unsafe {
+            raw::RedisModule_KeyType.expect("KeyType exists on every server")(self.raw.key)
+        };
+        match t as isize {
+            x if x == raw::REDISMODULE_KEYTYPE_EMPTY => KeyKind::Empty,
+            x if x == raw::REDISMODULE_KEYTYPE_STRING => KeyKind::String,
+            x if x == raw::REDISMODULE_KEYTYPE_HASH => KeyKind::Hash,
+            x if x == raw::REDISMODULE_KEYTYPE_ZSET => KeyKind::ZSet,
+            _ => KeyKind::Other,
+        }
+    }
+
+    /// A string value's bytes (`RedisModule_StringDMA`, read mode; empty
+    /// for a missing key). Like every module read, it turns an int-encoded
+    /// value into a plain one. The caller has checked the type. The slice is
+    /// valid until the key is written or closed.
+    pub fn read(&self) -> &[u8] {
+        if self.raw.key.is_null() {
+            return &[];
+        }
+        let mut len = 0usize;
+        // SAFETY: an open key holding a string (checked by the caller) or
+        // empty; the pointer is valid for `len` bytes while the handle lives
+        // and the key is not modified, which `&self` ensures here.
+        unsafe {
+            let p = raw::RedisModule_StringDMA.expect("StringDMA exists on every server")(
+                self.raw.key,
+                &mut len,
+                raw::REDISMODULE_READ as i32,
+            );
+            if p.is_null() || len == 0 {
+                return &[];
+            }
+            std::slice::from_raw_parts(p.cast::<u8>(), len)
+        }
+    }
+
+    /// Replaces a string value in place (or creates the key) with `bytes`,
+    /// keeping its expiry (`StringTruncate` + `StringDMA`, write mode).
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.resize_and_fill(0, bytes)
+    }
+
+    /// Appends `bytes` to a string value (or creates the key), keeping its expiry.
+    pub fn append(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let old = self.read().len();
+        self.resize_and_fill(old, bytes)
+    }
+
+    fn resize_and_fill(&mut self, at: usize, bytes: &[u8]) -> Result<(), String> {
+        let fail = || "ERR cannot write the string value".to_string();
+        if self.raw.key.is_null() {
+            return Err(fail());
+        }
+        let new_len = at + bytes.len();
+        let mut len = 0usize;
+        // SAFETY: an open key, writable (StringTruncate refuses otherwise);
+        // after the resize DMA returns a buffer of `new_len` bytes, of which
+        // `[at, new_len)` is written.
+        unsafe {
+            if raw::RedisModule_StringTruncate.expect("StringTruncate")(self.raw.key, new_len)
+                != raw::REDISMODULE_OK as i32
+            {
+                return Err(fail());
+            }
+            let p = raw::RedisModule_StringDMA.expect("StringDMA")(
+                self.raw.key,
+                &mut len,
+                raw::REDISMODULE_WRITE as i32,
+            );
+            if p.is_null() || len != new_len {
+                return Err(fail());
+            }
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.cast::<u8>().add(at), bytes.len());
+        }
+        Ok(())
+    }
+
+    /// Milliseconds to expiry; `None` if missing or without expiry.
+    pub fn ttl(&self) -> Option<i64> {
+        if self.raw.key.is_null() || self.kind() == KeyKind::Empty {
+            return None;
+        }
+        // SAFETY: an open key handle.
+        let ms = unsafe { raw::RedisModule_GetExpire.expect("GetExpire")(self.raw.key) };
+        (ms != raw::REDISMODULE_NO_EXPIRE as i64).then_some(ms)
+    }
+
+    /// Sets the key to expire at `at_ms` (unix ms), exactly: with
+    /// `RedisModule_SetAbsExpire` where the server has it (6.2.2+), else
+    /// relative to `now_ms`.
+    pub fn expire_at(&mut self, at_ms: i64, now_ms: i64) {
+        if self.raw.key.is_null() {
+            return;
+        }
+        // SAFETY: an open, writable key that exists (callers write it first).
+        unsafe {
+            match raw::RedisModule_SetAbsExpire {
+                Some(set) => {
+                    set(self.raw.key, at_ms);
+                }
+                None => {
+                    raw::RedisModule_SetExpire.expect("SetExpire")(
+                        self.raw.key,
+                        (at_ms - now_ms).max(1),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Hash fields by name; each `None` when the field (or key) is missing.
+    /// The caller has checked the type.
+    pub fn hash_get<const N: usize>(
+        &self,
+        fields: [&std::ffi::CStr; N],
+    ) -> [Option<RedisString>; N] {
+        let mut out: [*mut raw::RedisModuleString; N] = [std::ptr::null_mut(); N];
+        if !self.raw.key.is_null() && self.kind() == KeyKind::Hash {
+            for (i, f) in fields.iter().enumerate() {
+                // SAFETY: an open hash key; CFIELDS takes a NUL-terminated
+                // field name; the list ends with NULL. The returned string is
+                // new and owned by the caller (wrapped below, freed on drop).
+                unsafe {
+                    raw::RedisModule_HashGet.expect("HashGet")(
+                        self.raw.key,
+                        raw::REDISMODULE_HASH_CFIELDS as i32,
+                        f.as_ptr(),
+                        &mut out[i] as *mut *mut raw::RedisModuleString,
+                        std::ptr::null_mut::<libc::c_void>(),
+                    );
+                }
+            }
+        }
+        out.map(|p| (!p.is_null()).then(|| RedisString::from_redis_module_string(self.raw.ctx, p)))
+    }
+
+    /// Sets hash fields (copies the values). The caller has checked the
+    /// type; replication and the keyspace event are the caller's.
+    pub fn hash_set(&mut self, fields: &[(&std::ffi::CStr, &[u8])]) {
+        for (f, v) in fields {
+            let value = RedisString::create_from_slice(self.raw.ctx, v);
+            // SAFETY: an open, writable key; CFIELDS takes a NUL-terminated
+            // field name, the value is a live string that HashSet copies;
+            // the list ends with NULL.
+            unsafe {
+                raw::RedisModule_HashSet.expect("HashSet")(
+                    self.raw.key,
+                    raw::REDISMODULE_HASH_CFIELDS as i32,
+                    f.as_ptr(),
+                    value.inner,
+                    std::ptr::null_mut::<libc::c_void>(),
+                );
+            }
+        }
+    }
+
+    /// The score of `member` in a ZSET; `None` when missing.
+    pub fn zset_score(&self, member: &RedisString) -> Option<f64> {
+        if self.raw.key.is_null() {
+            return None;
+        }
+        let mut score = 0.0;
+        // SAFETY: an open key; ERR on a missing member or a non-ZSET.
+        let ok = unsafe {
+            raw::RedisModule_ZsetScore.expect("zset API")(self.raw.key, member.inner, &mut score)
+        };
+        (ok == raw::REDISMODULE_OK as i32).then_some(score)
+    }
+
+    /// Adds or updates `member` with `score` in a ZSET (created if missing).
+    /// Returns whether the member is new. Replication is the caller's.
+    pub fn zset_add(&mut self, score: f64, member: &RedisString) -> Result<bool, String> {
+        if self.raw.key.is_null() {
+            return Err("ERR cannot open the ZSET".into());
+        }
+        let mut flags: i32 = 0;
+        // SAFETY: an open, writable key; ZsetAdd copies the member.
+        let ok = unsafe {
+            raw::RedisModule_ZsetAdd.expect("zset API")(
+                self.raw.key,
+                score,
+                member.inner,
+                &mut flags,
+            )
+        };
+        if ok != raw::REDISMODULE_OK as i32 {
+            return Err("ERR could not add to the ZSET".into());
+        }
+        Ok(flags & raw::REDISMODULE_ZADD_ADDED as i32 != 0)
+    }
+}
+
+/// Replicates `cmd args…` (effects replication, inside this command's
+/// MULTI/EXEC) with every argument as a binary-safe buffer. Up to 7 arguments.
+pub fn replicate(ctx: &Context, cmd: &std::ffi::CStr, args: &[&[u8]]) {
+    // SAFETY: the format has one `b` (pointer, length) per argument, each
+    // buffer is live for the call, and Replicate copies them.
+    unsafe {
+        let rep = raw::RedisModule_Replicate.expect("Replicate exists on every server");
+        let c = ctx.ctx;
+        let p = |i: usize| args[i].as_ptr().cast::<libc::c_char>();
+        let l = |i: usize| args[i].len();
+        match args.len() {
+            1 => rep(c, cmd.as_ptr(), c"b".as_ptr(), p(0), l(0)),
+            2 => rep(c, cmd.as_ptr(), c"bb".as_ptr(), p(0), l(0), p(1), l(1)),
+            3 => rep(
+                c,
+                cmd.as_ptr(),
+                c"bbb".as_ptr(),
+                p(0),
+                l(0),
+                p(1),
+                l(1),
+                p(2),
+                l(2),
+            ),
+            4 => rep(
+                c,
+                cmd.as_ptr(),
+                c"bbbb".as_ptr(),
+                p(0),
+                l(0),
+                p(1),
+                l(1),
+                p(2),
+                l(2),
+                p(3),
+                l(3),
+            ),
+            5 => rep(
+                c,
+                cmd.as_ptr(),
+                c"bbbbb".as_ptr(),
+                p(0),
+                l(0),
+                p(1),
+                l(1),
+                p(2),
+                l(2),
+                p(3),
+                l(3),
+                p(4),
+                l(4),
+            ),
+            6 => rep(
+                c,
+                cmd.as_ptr(),
+                c"bbbbbb".as_ptr(),
+                p(0),
+                l(0),
+                p(1),
+                l(1),
+                p(2),
+                l(2),
+                p(3),
+                l(3),
+                p(4),
+                l(4),
+                p(5),
+                l(5),
+            ),
+            7 => rep(
+                c,
+                cmd.as_ptr(),
+                c"bbbbbbb".as_ptr(),
+                p(0),
+                l(0),
+                p(1),
+                l(1),
+                p(2),
+                l(2),
+                p(3),
+                l(3),
+                p(4),
+                l(4),
+                p(5),
+                l(5),
+                p(6),
+                l(6),
+            ),
+            n => panic!("replicate: {n} arguments is more than this wrapper takes"),
+        };
+    }
+}
+
+/// Keyspace event classes the write paths fire.
+#[derive(Clone, Copy)]
+pub enum Event {
+    String,
+    Hash,
+    ZSet,
+    Generic,
+}
+
+/// Fires keyspace event `event` on `key`, as the equivalent command would.
+pub fn notify(ctx: &Context, class: Event, event: &std::ffi::CStr, key: &RedisString) {
+    let t = match class {
+        Event::String => raw::REDISMODULE_NOTIFY_STRING,
+        Event::Hash => raw::REDISMODULE_NOTIFY_HASH,
+        Event::ZSet => raw::REDISMODULE_NOTIFY_ZSET,
+        Event::Generic => raw::REDISMODULE_NOTIFY_GENERIC,
+    };
+    // SAFETY: ctx is the running command's context; event is NUL-terminated.
+    unsafe {
+        if let Some(n) = raw::RedisModule_NotifyKeyspaceEvent {
+            n(ctx.ctx, t, event.as_ptr(), key.inner);
+        }
+    }
+}
+
+/// Marks `name` as modified for WATCH and client-side caching. The module
+/// runs with `REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED` (set in
+/// `init`), so closing a key opened for writing signals nothing by itself,
+/// and each write path signals exactly the keys it changed.
+pub fn signal_modified(ctx: &Context, name: &RedisString) {
+    // SAFETY: ctx is the running command's context; name is live.
+    unsafe {
+        if let Some(s) = raw::RedisModule_SignalModifiedKey {
+            s(ctx.ctx, name.inner);
+        }
+    }
+}
+
+/// Turns off the implicit WATCH signal on closing a key opened for writing
+/// (see [`signal_modified`]). Redis 6.2+; older servers keep the implicit one.
+pub fn set_explicit_signals(ctx: &Context) {
+    // SAFETY: the load-time context; the option is a plain flag set.
+    unsafe {
+        if let Some(set) = raw::RedisModule_SetModuleOptions {
+            set(
+                ctx.ctx,
+                raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED as i32,
+            );
+        }
+    }
 }

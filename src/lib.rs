@@ -26,6 +26,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         return Status::Err;
     }
     ffi::register_info(ctx);
+    ffi::set_explicit_signals(ctx);
     if let Err(e) = ffi::declare_key_specs(ctx) {
         ctx.log_warning(&format!("hotrank: {e}"));
         return Status::Err;

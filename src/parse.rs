@@ -122,9 +122,65 @@ pub fn format_score(v: f64) -> String {
     }
 }
 
+/// Converts `n` to decimal into `buf`, returning the digits.
+fn itoa(n: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    let mut v = n.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        // i64::MIN has 19 digits, so there is room for the sign.
+        i -= 1;
+        buf[i] = b'-';
+    }
+    &buf[i..]
+}
+
+/// An i64 in decimal, on the stack (no allocation on the hot paths);
+/// the same text as `i64::to_string`.
+pub struct IntText {
+    buf: [u8; 21],
+    start: usize,
+}
+
+impl IntText {
+    pub fn new(n: i64) -> IntText {
+        let mut b = [0u8; 20];
+        let digits = itoa(n, &mut b);
+        let mut buf = [0u8; 21];
+        let start = 21 - digits.len();
+        buf[start..].copy_from_slice(digits);
+        IntText { buf, start }
+    }
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn int_text_matches_to_string(n in proptest::prelude::any::<i64>()) {
+            let (text, want) = (IntText::new(n), n.to_string());
+            proptest::prop_assert_eq!(text.as_bytes(), want.as_bytes());
+        }
+    }
+
+    #[test]
+    fn int_text_edges() {
+        for n in [0, 1, -1, 9, 10, i64::MAX, i64::MIN] {
+            assert_eq!(IntText::new(n).as_bytes(), n.to_string().as_bytes());
+        }
+    }
 
     #[test]
     fn time_parses_exactly_with_up_to_three_decimals() {

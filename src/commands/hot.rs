@@ -3,10 +3,13 @@
 //! articles).
 
 use super::{
-    bulk, call, expect_type, guard, hash_field, reply_array, reply_int, write_time, Args, Fail, Res,
+    bulk, call, counter_value, effect, expect_type, guard, hash_field, open_typed, reply_array,
+    reply_int, write_time, Args, Fail, Res,
 };
+use crate::ffi::{Event, KeyKind};
 use crate::hot::{dedup, in_window, is_duplicate, Formula, TopN};
 use crate::keys::{self, Kind};
+use crate::parse::IntText;
 use crate::parse::{
     format_score, format_time_ms, parse_count, parse_duration_ms, parse_i64, parse_time_ms,
 };
@@ -102,11 +105,12 @@ const VIEW_BOUND_STEP: i64 = 60_000;
 
 /// Records an upper bound of the instants stored scores were computed for
 /// (rounded up to a minute) and the formula they used, so HOT.TOP knows when
-/// stored scores are upper bounds of scores at its query time.
-fn note_board_write(ctx: &Context, hb: &RedisString, f: &Formula, at_ms: i64) -> Res<()> {
+/// stored scores are upper bounds of scores at its query time. `hb_h` is
+/// the board's meta hash, open for writing and type-checked.
+fn note_board_write(ctx: &Context, hb: &RedisString, hb_h: &mut ffi::Key, f: &Formula, at_ms: i64) {
     let fp = f.fingerprint();
-    let old_max = hash_field(ctx, hb, F_MAX_VIEW)?.and_then(|b| parse_i64("f", &b).ok());
-    let old_fp = hash_field(ctx, hb, F_FINGERPRINT)?;
+    let [old_max, old_fp] = hb_h.hash_get([c"maxViewAt", c"fp"]);
+    let old_max = old_max.and_then(|b| parse_i64("f", b.as_slice()).ok());
     let new_fp: &[u8] = match &old_fp {
         Some(old) if old.as_slice() != fp.as_bytes() => MIXED,
         _ => fp.as_bytes(),
@@ -116,41 +120,33 @@ fn note_board_write(ctx: &Context, hb: &RedisString, f: &Formula, at_ms: i64) ->
         .saturating_add(1)
         .saturating_mul(VIEW_BOUND_STEP);
     let max = old_max.map_or(bound, |m| if m >= at_ms { m } else { bound });
-    if old_max != Some(max) || old_fp.as_deref() != Some(new_fp) {
-        let m = max.to_string();
-        call(
-            ctx,
-            true,
-            "HSET",
-            &[
-                hb.as_slice(),
-                F_MAX_VIEW.as_bytes(),
-                m.as_bytes(),
-                F_FINGERPRINT.as_bytes(),
-                new_fp,
-            ],
-        )?;
+    if old_max != Some(max) || old_fp.as_ref().map(|s| s.as_slice()) != Some(new_fp) {
+        let m = IntText::new(max);
+        let fields = [(c"maxViewAt", m.as_bytes()), (c"fp", new_fp)];
+        hb_h.hash_set(&fields);
+        hset_effect(ctx, hb, &fields);
     }
-    Ok(())
 }
 
-/// Sets `keys` to expire `hotrank.retention-seconds` from now when the first
-/// one's expiry is missing or more than a tenth of the retention (at most a
-/// day) older than that, so a busy article refreshes it at most daily.
-fn refresh_retention(ctx: &Context, now: i64, keys: &[&RedisString]) -> Res<()> {
+/// Sets the keys to expire `hotrank.retention-seconds` from now when the
+/// first one's expiry is missing or more than a tenth of the retention (at
+/// most a day) older than that, so a busy article refreshes it at most
+/// daily. Each is replicated as PEXPIREAT with the exact time; missing keys
+/// are skipped.
+fn refresh_retention(ctx: &Context, now: i64, keys: &mut [(&RedisString, &mut ffi::Key)]) {
     let ret = config::get(&config::RETENTION_SECONDS) * 1000;
     let slack = (ret / 10).min(86_400_000);
     let fresh = keys
         .first()
-        .and_then(|k| ffi::pttl(ctx, k))
+        .and_then(|(_, h)| h.ttl())
         .is_some_and(|ttl| ttl > ret - slack);
     if !fresh {
-        let at = (now + ret).to_string();
-        for k in keys {
-            call(ctx, true, "PEXPIREAT", &[k.as_slice(), at.as_bytes()])?;
+        for (name, h) in keys.iter_mut() {
+            if h.kind() != KeyKind::Empty {
+                expire_effect(ctx, name, h, now + ret, now);
+            }
         }
     }
-    Ok(())
 }
 
 /// `HOT.PUBLISH K article published_at` → 1 if the publish time is new, 0 if updated.
@@ -187,7 +183,11 @@ fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     // All of the article's keys, so the meta hash (and its pv/uv copies)
     // never outlives the counters.
     let uv = b.key(Kind::Uv, &[article], true)?;
-    refresh_retention(ctx, now, &[&pv, &uv, &meta])?;
+    {
+        let mut hs = [&pv, &uv, &meta].map(|k| ffi::Key::open(ctx, k, true));
+        let [h0, h1, h2] = &mut hs;
+        refresh_retention(ctx, now, &mut [(&pv, h0), (&uv, h1), (&meta, h2)]);
+    }
     // An article already on the board is rescored now, so its stored score
     // stays an upper bound of its later scores, and re-indexed.
     if let Some(a) = existing.filter(|a| a.pv > 0) {
@@ -205,7 +205,8 @@ fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             "ZADD",
             &[pubidx.as_slice(), p.as_bytes(), article],
         )?;
-        note_board_write(ctx, &hb, &f, now)?;
+        let mut hb_h = ffi::Key::open(ctx, &hb, true);
+        note_board_write(ctx, &hb, &mut hb_h, &f, now);
     }
     Ok(RedisValue::Integer(reply_int(&r).unwrap_or(0)))
 }
@@ -232,11 +233,12 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let (t, now) = write_time(at)?;
     let f = config::formula();
 
-    // Every key this view may touch, ACL-checked and type-checked before any write.
+    // Every key this view may write, ACL-checked, opened once and
+    // type-checked before any write. The handles are closed before upkeep,
+    // which works through RedisModule_Call.
     let pv_key = b.key(Kind::Pv, &[article], true)?;
     let uv_key = b.key(Kind::Uv, &[article], true)?;
     let meta = b.key(Kind::Meta, &[article], true)?;
-    let sus = b.key(Kind::Suspicious, &[article], true)?;
     let hb = b.key(Kind::HotBoard, &[], true)?;
     let pubidx = b.key(Kind::PubIndex, &[], true)?;
     let window = config::dedup_ms();
@@ -246,14 +248,14 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             dedup::generation(t, window),
             dedup::shard(fp, config::get(&config::DEDUP_SHARDS) as u32),
         );
-        let name = |gen: i64| {
+        let name = |gen: i64, write: bool| {
             b.key(
                 Kind::Dedup,
                 &[format!("{}:{gen}:{s}", window / 1000).as_bytes()],
-                true,
+                write,
             )
         };
-        Some((g, name(g)?, name(g - 1)?))
+        Some((g, name(g, true)?, name(g - 1, false)?))
     } else {
         None
     };
@@ -267,128 +269,234 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     } else {
         None
     };
-    expect_type(ctx, b.key, KeyType::ZSet)?;
-    expect_type(ctx, &meta, KeyType::Hash)?;
-    expect_type(ctx, &hb, KeyType::Hash)?;
-    expect_type(ctx, &pubidx, KeyType::ZSet)?;
-    for k in [Some(&pv_key), Some(&uv_key), Some(&sus), vv.as_ref()]
-        .into_iter()
-        .flatten()
-    {
-        expect_type(ctx, k, KeyType::String)?;
-    }
-    if let Some((_, cur, prev)) = &dd {
-        expect_type(ctx, cur, KeyType::String)?;
-        expect_type(ctx, prev, KeyType::String)?;
-    }
-    let vv_before = vv.as_ref().map_or(Ok(0), |k| counter(ctx, k))?;
+    let mut board_h = open_typed(ctx, b.key, KeyKind::ZSet, true)?;
+    let mut meta_h = open_typed(ctx, &meta, KeyKind::Hash, true)?;
+    let mut hb_h = open_typed(ctx, &hb, KeyKind::Hash, true)?;
+    let mut pub_h = open_typed(ctx, &pubidx, KeyKind::ZSet, true)?;
+    let mut pv_h = open_typed(ctx, &pv_key, KeyKind::String, true)?;
+    drop(open_typed(ctx, &uv_key, KeyKind::String, false)?);
+    let mut vv_h = match &vv {
+        Some(k) => Some((k, open_typed(ctx, k, KeyKind::String, true)?)),
+        None => None,
+    };
+    let mut dd_h = match &dd {
+        Some((g, cur, prev)) => Some((
+            *g,
+            cur,
+            open_typed(ctx, cur, KeyKind::String, true)?,
+            open_typed(ctx, prev, KeyKind::String, false)?,
+        )),
+        None => None,
+    };
+    let vv_before = match &vv_h {
+        Some((_, h)) => counter_value(h.read())?,
+        None => 0,
+    };
     if vv_before == i64::MAX {
         return Err(Fail::Msg("ERR hotrank counter would overflow".into()));
     }
-    let current = |ctx: &Context| -> Res<(i64, i64, f64)> {
-        let a = facts(ctx, &meta)?.unwrap_or(Facts {
-            pv: 0,
-            uv: 0,
-            published: None,
-        });
-        Ok((a.pv, a.uv, f.score(a.pv, a.uv, a.published.unwrap_or(t), t)))
+    let [published, uv_mirror, pv_mirror] = meta_h.hash_get([c"publishedAt", c"uv", c"pv"]);
+    let published = published.and_then(|s| parse_i64("p", s.as_slice()).ok());
+    let mirror = |v: Option<RedisString>| v.and_then(|s| parse_i64("f", s.as_slice()).ok());
+    let (uv_mirror, pv_mirror) = (mirror(uv_mirror), mirror(pv_mirror));
+    let current = || {
+        let (pv, uv) = (pv_mirror.unwrap_or(0), uv_mirror.unwrap_or(0));
+        (pv, uv, f.score(pv, uv, published.unwrap_or(t), t))
     };
 
-    // Abnormal traffic: past the limit, views only feed the suspicious counter.
-    // Counters were checked above, so these writes cannot fail half-way.
-    let bump_visitor = |ctx: &Context| -> Res<()> {
-        if let Some(vv) = &vv {
-            call(ctx, true, "INCRBY", &[vv.as_slice(), b"1"])?;
-            if vv_before == 0 {
-                let exp = (now + vwin).to_string();
-                call(ctx, true, "PEXPIREAT", &[vv.as_slice(), exp.as_bytes()])?;
-            }
+    // The visitor's views in this window (abnormal-traffic detection).
+    let bump_visitor = |vv_h: &mut Option<(&RedisString, ffi::Key)>| -> Res<()> {
+        if let Some((name, h)) = vv_h {
+            let expire = (vv_before == 0).then_some(now + vwin);
+            bump(ctx, name, h, vv_before, expire, now)?;
         }
         Ok(())
     };
+
+    // Abnormal traffic: past the limit, views only feed the suspicious counter.
     if vv.is_some() && vv_before + 1 > vmax {
-        if counter(ctx, &sus)? == i64::MAX {
+        let sus = b.key(Kind::Suspicious, &[article], true)?;
+        let mut sus_h = open_typed(ctx, &sus, KeyKind::String, true)?;
+        let old = counter_value(sus_h.read())?;
+        if old == i64::MAX {
             return Err(Fail::Msg("ERR hotrank counter would overflow".into()));
         }
-        bump_visitor(ctx)?;
-        call(ctx, true, "INCRBY", &[sus.as_slice(), b"1"])?;
-        refresh_retention(ctx, now, &[&sus])?;
+        bump_visitor(&mut vv_h)?;
+        bump(ctx, &sus, &mut sus_h, old, None, now)?;
+        refresh_retention(ctx, now, &mut [(&sus, &mut sus_h)]);
         stats::add(&stats::VIEWS_SUSPICIOUS, 1);
-        let (pv, uv, score) = current(ctx)?;
+        let (pv, uv, score) = current();
         return Ok(view_reply(pv, uv, score, "suspicious"));
     }
 
     // Dedup: the last counted view of this pair lies in this generation or the one before.
-    if let Some((g, cur, prev)) = &dd {
-        let last_in = |k: &RedisString, gen: i64| {
-            let key = ctx.open_key(k);
-            key.read()
-                .ok()
-                .flatten()
-                .and_then(|bytes| dedup::last_in(bytes, fp, gen, window))
-        };
-        let last = last_in(cur, *g).max(last_in(prev, g - 1));
+    if let Some((g, _, cur_h, prev_h)) = &dd_h {
+        let last = dedup::last_in(cur_h.read(), fp, *g, window).max(dedup::last_in(
+            prev_h.read(),
+            fp,
+            g - 1,
+            window,
+        ));
         if is_duplicate(last, t, window) {
-            bump_visitor(ctx)?;
+            bump_visitor(&mut vv_h)?;
             stats::add(&stats::VIEWS_DUPLICATE, 1);
-            let (pv, uv, score) = current(ctx)?;
+            let (pv, uv, score) = current();
             return Ok(view_reply(pv, uv, score, "duplicate"));
         }
     }
 
-    // A corrupt HyperLogLog fails PFCOUNT before anything is written; once it
-    // passed, PFADD cannot fail. PFCOUNT is
-    // replicated: it caches the count in the HLL header, and replicas must
-    // match byte for byte.
-    // Then INCRBY, which fails (on a non-integer or at i64::MAX) before writing.
-    let mut uv = reply_int(&call(ctx, true, "PFCOUNT", &[uv_key.as_slice()])?).unwrap_or(0);
-    let pv = reply_int(&call(ctx, true, "INCRBY", &[pv_key.as_slice(), b"1"])?).unwrap_or(1);
-    if reply_int(&call(ctx, true, "PFADD", &[uv_key.as_slice(), visitor])?) == Some(1) {
-        uv = reply_int(&call(ctx, true, "PFCOUNT", &[uv_key.as_slice()])?).unwrap_or(uv);
+    // Counted. The pv counter must take one more before anything is written.
+    let pv_old = counter_value(pv_h.read())?;
+    if pv_old == i64::MAX {
+        return Err(Fail::Msg("ERR hotrank counter would overflow".into()));
     }
-    bump_visitor(ctx)?;
-    let published = hash_field(ctx, &meta, F_PUBLISHED)?.and_then(|b| parse_i64("p", &b).ok());
+    // PFADD is the first write: a corrupt HyperLogLog fails it, and nothing
+    // is written. PFCOUNT runs only when the cached count in the HLL header
+    // is invalid (PFADD changed a register); it is replicated because it
+    // rewrites that cache, and replicas must match byte for byte.
+    let changed = reply_int(&call(ctx, true, "PFADD", &[uv_key.as_slice(), visitor])?) == Some(1);
+    let uv = match (!changed).then(|| hll_cached_count(ctx, &uv_key)).flatten() {
+        Some(n) => n,
+        None => reply_int(&call(ctx, true, "PFCOUNT", &[uv_key.as_slice()])?).unwrap_or(0),
+    };
+    let pv = pv_old + 1;
+    bump(ctx, &pv_key, &mut pv_h, pv_old, None, now)?;
+    bump_visitor(&mut vv_h)?;
+
     let (published, new_pub) = match published {
         Some(p) => (p, None),
-        None => (t, Some(t.to_string())),
+        None => (t, Some(IntText::new(t))),
     };
-    let (pv_s, uv_s) = (pv.to_string(), uv.to_string());
-    let mut fields: Vec<(&str, &[u8])> = vec![(F_PV, pv_s.as_bytes()), (F_UV, uv_s.as_bytes())];
+    let (pv_s, uv_s) = (IntText::new(pv), IntText::new(uv));
+    let mut fields: Vec<(&std::ffi::CStr, &[u8])> = Vec::with_capacity(3);
+    fields.extend([(c"pv", pv_s.as_bytes()), (c"uv", uv_s.as_bytes())]);
     if let Some(p) = &new_pub {
-        fields.push((F_PUBLISHED, p.as_bytes()));
+        fields.push((c"publishedAt", p.as_bytes()));
     }
-    super::hset(ctx, &meta, &fields)?;
+    meta_h.hash_set(&fields);
+    hset_effect(ctx, &meta, &fields);
+
     let score = f.score(pv, uv, published, t);
-    // Low-level ZADDs, replicated as ZADD with the exact values.
-    let added = ffi::zadd_replicated(ctx, b.key, score, article_rs)?;
+    let added = board_h.zset_add(score, article_rs)?;
+    zadd_effect(ctx, b.key, score, article);
     if added || new_pub.is_some() {
-        ffi::zadd_replicated(ctx, &pubidx, published as f64, article_rs)?;
+        pub_h.zset_add(published as f64, article_rs)?;
+        zadd_effect(ctx, &pubidx, published as f64, article);
     }
-    if let Some((g, cur, _)) = &dd {
-        let fresh = ctx.open_key(cur).key_type() == KeyType::Empty;
-        call(
+    if let Some((_, cur, cur_h, _)) = &mut dd_h {
+        let fresh = cur_h.kind() == KeyKind::Empty;
+        let e = dedup::entry(fp, t, window);
+        cur_h.append(&e)?;
+        effect(
             ctx,
-            true,
-            "APPEND",
-            &[cur.as_slice(), &dedup::entry(fp, t, window)],
-        )?;
+            cur,
+            Event::String,
+            c"append",
+            c"APPEND",
+            &[cur.as_slice(), &e],
+        );
         if fresh {
-            let _ = g;
-            let exp = (now + 2 * window).to_string();
-            call(ctx, true, "PEXPIREAT", &[cur.as_slice(), exp.as_bytes()])?;
+            expire_effect(ctx, cur, cur_h, now + 2 * window, now);
         }
     }
-    refresh_retention(ctx, now, &[&pv_key, &uv_key, &meta])?;
-    note_board_write(ctx, &hb, &f, t)?;
+    let mut uv_h = ffi::Key::open(ctx, &uv_key, true);
+    refresh_retention(
+        ctx,
+        now,
+        &mut [
+            (&pv_key, &mut pv_h),
+            (&uv_key, &mut uv_h),
+            (&meta, &mut meta_h),
+        ],
+    );
+    note_board_write(ctx, &hb, &mut hb_h, &f, t);
     stats::add(&stats::VIEWS_COUNTED, 1);
-    // Housekeeping of other articles: this view is written by now, so a failure
-    // there (say a corrupt key of another article) must not turn it into an error.
+    drop((board_h, meta_h, hb_h, pub_h, pv_h, uv_h, vv_h, dd_h));
     // Upkeep of other articles must not fail a view that is already written
     // (a corrupt key of another article): count it and carry on.
     if upkeep(&b, &pubidx, &f, now).is_err() {
         stats::add(&stats::UPKEEP_ERRORS, 1);
     }
     Ok(view_reply(pv, uv, score, "counted"))
+}
+
+/// The cardinality cached in a HyperLogLog's header (bytes 8..16, little
+/// endian; the top bit of byte 15 set means stale), which is exactly what
+/// PFCOUNT would return without recomputing. `None` when the key is not a
+/// valid-looking HLL or the cache is stale. Format: Redis `hyperloglog.c`.
+fn hll_cached_count(ctx: &Context, uv_key: &RedisString) -> Option<i64> {
+    let h = ffi::Key::open(ctx, uv_key, false);
+    if h.kind() != KeyKind::String {
+        return None;
+    }
+    crate::hot::hll_cached_card(h.read())
+}
+
+/// Adds one to a counter whose value `old` was read through `h`, keeping
+/// its expiry, and replicates it as `INCRBY name 1`; `expire_at` (unix ms)
+/// also sets a new key's expiry, replicated as PEXPIREAT.
+fn bump(
+    ctx: &Context,
+    name: &RedisString,
+    h: &mut ffi::Key,
+    old: i64,
+    expire_at: Option<i64>,
+    now: i64,
+) -> Res<()> {
+    let new = old
+        .checked_add(1)
+        .ok_or_else(|| Fail::Msg("ERR hotrank counter would overflow".into()))?;
+    h.write(IntText::new(new).as_bytes())?;
+    effect(
+        ctx,
+        name,
+        Event::String,
+        c"incrby",
+        c"INCRBY",
+        &[name.as_slice(), b"1"],
+    );
+    if let Some(at) = expire_at {
+        expire_effect(ctx, name, h, at, now);
+    }
+    Ok(())
+}
+
+/// Sets `h` to expire at `at` (unix ms), replicated as `PEXPIREAT name at`.
+fn expire_effect(ctx: &Context, name: &RedisString, h: &mut ffi::Key, at: i64, now: i64) {
+    h.expire_at(at, now);
+    let at_s = IntText::new(at);
+    effect(
+        ctx,
+        name,
+        Event::Generic,
+        c"expire",
+        c"PEXPIREAT",
+        &[name.as_slice(), at_s.as_bytes()],
+    );
+}
+
+/// Replicates a low-level `HSET name f v …` (up to 3 fields).
+fn hset_effect(ctx: &Context, name: &RedisString, fields: &[(&std::ffi::CStr, &[u8])]) {
+    let mut args: Vec<&[u8]> = Vec::with_capacity(1 + 2 * fields.len());
+    args.push(name.as_slice());
+    for (k, v) in fields {
+        args.extend([k.to_bytes(), *v]);
+    }
+    effect(ctx, name, Event::Hash, c"hset", c"HSET", &args);
+}
+
+/// Replicates a low-level `ZADD name score member`, the score as its
+/// shortest exact text.
+fn zadd_effect(ctx: &Context, name: &RedisString, score: f64, member: &[u8]) {
+    let text = format_score(score);
+    effect(
+        ctx,
+        name,
+        Event::ZSet,
+        c"zadd",
+        c"ZADD",
+        &[name.as_slice(), text.as_bytes(), member],
+    );
 }
 
 fn view_reply(pv: i64, uv: i64, score: f64, status: &str) -> RedisValue {

@@ -204,20 +204,44 @@ pub fn bulk(b: impl Into<Vec<u8>>) -> RedisValue {
     RedisValue::StringBuffer(b.into())
 }
 
-/// `HSET key field value …` through the low-level hash API, with its effect
-/// replicated as exactly that HSET and an `hset` keyspace event. The caller
-/// has checked that the key is a hash or empty.
-pub fn hset(ctx: &Context, key: &RedisString, fields: &[(&str, &[u8])]) -> Res<()> {
-    let k = ctx.open_key_writable(key);
-    let mut args: Vec<&[u8]> = Vec::with_capacity(1 + 2 * fields.len());
-    args.push(key.as_slice());
-    for (field, value) in fields {
-        // RedisModule_HashSet returns a count of changed fields, not a status.
-        let _ = k.hash_set(field, RedisString::create_from_slice(ctx.ctx, value));
-        args.extend_from_slice(&[field.as_bytes(), value]);
+/// Publishes the effect of a low-level write to `name`: replicates `cmd
+/// args…` (the exact command with exact values; `args` starts with the key
+/// name), fires keyspace event `event` of `class`, and signals the key as
+/// modified, as the command itself would.
+pub fn effect(
+    ctx: &Context,
+    name: &RedisString,
+    class: ffi::Event,
+    event: &std::ffi::CStr,
+    cmd: &std::ffi::CStr,
+    args: &[&[u8]],
+) {
+    ffi::replicate(ctx, cmd, args);
+    ffi::notify(ctx, class, event, name);
+    ffi::signal_modified(ctx, name);
+}
+
+/// Opens `name` for reading or writing and checks its type (`want`, or
+/// missing): WRONGTYPE otherwise.
+pub fn open_typed(
+    ctx: &Context,
+    name: &RedisString,
+    want: ffi::KeyKind,
+    write: bool,
+) -> Res<ffi::Key> {
+    let k = ffi::Key::open(ctx, name, write);
+    match k.kind() {
+        ffi::KeyKind::Empty => Ok(k),
+        t if t == want => Ok(k),
+        _ => Err(wrong_type()),
     }
-    drop(k);
-    ctx.replicate("HSET", args.as_slice());
-    ctx.notify_keyspace_event(redis_module::NotifyEvent::HASH, "hset", key);
-    Ok(())
+}
+
+/// Parses a counter's bytes (empty: 0). Error unless it is an integer.
+pub fn counter_value(bytes: &[u8]) -> Res<i64> {
+    if bytes.is_empty() {
+        return Ok(0);
+    }
+    crate::parse::parse_i64("value", bytes)
+        .map_err(|_| Fail::Msg("ERR hotrank counter key does not hold an integer".into()))
 }

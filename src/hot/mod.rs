@@ -167,9 +167,53 @@ pub fn in_window(published_ms: i64, at_ms: i64, window_ms: Option<i64>) -> bool 
     }
 }
 
+/// The cardinality a Redis HyperLogLog caches in its header, exactly what
+/// `PFCOUNT` returns without recomputing; `None` when the bytes are not a
+/// well-formed HLL header or the cache is stale.
+///
+/// Layout (Redis `hyperloglog.c`, `struct hllhdr`): magic `HYLL` (4 bytes),
+/// encoding (0 dense, 1 sparse), 3 unused bytes, then the cached count as 8
+/// bytes little endian whose top bit set means "stale". A dense HLL is
+/// always 16 + 12,288 bytes.
+pub fn hll_cached_card(bytes: &[u8]) -> Option<i64> {
+    const HEADER: usize = 16;
+    const DENSE_LEN: usize = HEADER + 16_384 * 6 / 8;
+    if bytes.len() < HEADER || &bytes[..4] != b"HYLL" {
+        return None;
+    }
+    match bytes[4] {
+        0 if bytes.len() == DENSE_LEN => {}
+        1 => {}
+        _ => return None,
+    }
+    let card = u64::from_le_bytes(bytes[8..16].try_into().ok()?);
+    if card >> 63 != 0 {
+        return None;
+    }
+    i64::try_from(card).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hll_cache_is_read_only_from_valid_headers() {
+        let mut sparse = b"HYLL\x01\0\0\0".to_vec();
+        sparse.extend(42u64.to_le_bytes());
+        sparse.extend([0x7f, 0xff]); // XZERO covering all registers
+        assert_eq!(hll_cached_card(&sparse), Some(42));
+        let mut stale = sparse.clone();
+        stale[15] |= 0x80;
+        assert_eq!(hll_cached_card(&stale), None);
+        let mut dense = b"HYLL\x00\0\0\0".to_vec();
+        dense.extend(7u64.to_le_bytes());
+        dense.resize(16 + 12_288, 0);
+        assert_eq!(hll_cached_card(&dense), Some(7));
+        assert_eq!(hll_cached_card(&dense[..100]), None, "a short dense HLL");
+        assert_eq!(hll_cached_card(b"HYLX\x01\0\0\0\0\0\0\0\0\0\0\0"), None);
+        assert_eq!(hll_cached_card(b"12"), None);
+    }
     use proptest::prelude::*;
 
     #[test]
