@@ -287,39 +287,6 @@ impl Drop for ZsetRevIter {
     }
 }
 
-/// The member with the lowest score of a ZSET (`None` if missing or empty).
-pub fn zset_first(ctx: &Context, name: &RedisString) -> Option<RedisString> {
-    let key = RawKey::open(ctx, name)?;
-    // SAFETY: key is an open handle; the range call fails on a non-ZSET or an
-    // empty ZSET, and the range is stopped before the key is closed.
-    unsafe {
-        let ok = raw::RedisModule_ZsetFirstInScoreRange.expect("zset range API")(
-            key.key,
-            f64::NEG_INFINITY,
-            f64::INFINITY,
-            0,
-            0,
-        );
-        let mut score = 0.0;
-        let ele = if ok == raw::REDISMODULE_OK as i32 {
-            raw::RedisModule_ZsetRangeCurrentElement.expect("zset range API")(key.key, &mut score)
-        } else {
-            std::ptr::null_mut()
-        };
-        raw::RedisModule_ZsetRangeStop.expect("zset range API")(key.key);
-        (!ele.is_null()).then(|| RedisString::from_redis_module_string(ctx.ctx, ele))
-    }
-}
-
-/// Elements of a ZSET (or length of any value); 0 when the key is missing.
-pub fn value_length(ctx: &Context, name: &RedisString) -> usize {
-    let Some(key) = RawKey::open(ctx, name) else {
-        return 0;
-    };
-    // SAFETY: key is an open handle.
-    unsafe { raw::RedisModule_ValueLength.expect("ValueLength exists on every server")(key.key) }
-}
-
 /// Declares each command's key spec (`RedisModule_SetCommandInfo`, Redis
 /// 7.0+): read-only commands read their board key (RO ACCESS), so a user
 /// with read-only key permissions (`%R~`) may run them; without it the
@@ -395,70 +362,6 @@ pub fn declare_key_specs(ctx: &Context) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// The score of `member` in a ZSET (`RedisModule_ZsetScore`): `None` when
-/// the key or the member is missing. The caller has checked the key's type.
-pub fn zset_score(ctx: &Context, name: &RedisString, member: &RedisString) -> Option<f64> {
-    let key = RawKey::open(ctx, name)?;
-    let mut score = 0.0;
-    // SAFETY: key is an open handle, member a live string; ERR on a missing
-    // member or a non-ZSET leaves `score` unused.
-    let ok =
-        unsafe { raw::RedisModule_ZsetScore.expect("zset API")(key.key, member.inner, &mut score) };
-    (ok == raw::REDISMODULE_OK as i32).then_some(score)
-}
-
-/// `ZADD name score member` through the low-level API, with its effect
-/// replicated as exactly that command (the score as its shortest exact
-/// text) and a `zadd` keyspace event, as the ZADD command would send. The
-/// caller has checked that the key is a ZSET or empty.
-pub fn zadd_replicated(
-    ctx: &Context,
-    name: &RedisString,
-    score: f64,
-    member: &RedisString,
-) -> Result<bool, String> {
-    let key = RawKey::open_mode(
-        ctx,
-        name,
-        (raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as i32,
-    )
-    .ok_or_else(|| "ERR cannot open the board key".to_string())?;
-    let mut flags: i32 = 0;
-    // SAFETY: key is open for writing; member is live; ZsetAdd copies it.
-    let ok = unsafe {
-        raw::RedisModule_ZsetAdd.expect("zset API")(key.key, score, member.inner, &mut flags)
-    };
-    drop(key);
-    if ok != raw::REDISMODULE_OK as i32 {
-        return Err("ERR could not add to the ZSET".into());
-    }
-    let text = crate::parse::format_score(score);
-    // SAFETY: ctx is the running command's context; the format "sbs" takes a
-    // string, a (pointer, length) buffer and a string, all live for the call.
-    unsafe {
-        raw::RedisModule_Replicate.expect("Replicate exists on every server")(
-            ctx.ctx,
-            c"ZADD".as_ptr(),
-            c"sbs".as_ptr(),
-            name.inner,
-            text.as_ptr(),
-            text.len(),
-            member.inner,
-        );
-        if let Some(notify) = raw::RedisModule_NotifyKeyspaceEvent {
-            notify(
-                ctx.ctx,
-                raw::REDISMODULE_NOTIFY_ZSET,
-                c"zadd".as_ptr(),
-                name.inner,
-            );
-        }
-    }
-    signal_modified(ctx, name);
-    // Whether the member was new.
-    Ok(flags & raw::REDISMODULE_ZADD_ADDED as i32 != 0)
 }
 
 /// The string a string config's get callback returns. Redis does not free
@@ -696,6 +599,42 @@ impl Key {
                 );
             }
         }
+    }
+
+    /// The member with the lowest score of a ZSET (`None` if missing or empty).
+    pub fn zset_first(&self) -> Option<RedisString> {
+        if self.raw.key.is_null() || self.kind() != KeyKind::ZSet {
+            return None;
+        }
+        let key = self.raw.key;
+        // SAFETY: an open ZSET key; the range is stopped before returning,
+        // and the element is a new string owned by the returned RedisString.
+        unsafe {
+            let ok = raw::RedisModule_ZsetFirstInScoreRange.expect("zset range API")(
+                key,
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+                0,
+                0,
+            );
+            let mut score = 0.0;
+            let ele = if ok == raw::REDISMODULE_OK as i32 {
+                raw::RedisModule_ZsetRangeCurrentElement.expect("zset range API")(key, &mut score)
+            } else {
+                std::ptr::null_mut()
+            };
+            raw::RedisModule_ZsetRangeStop.expect("zset range API")(key);
+            (!ele.is_null()).then(|| RedisString::from_redis_module_string(self.raw.ctx, ele))
+        }
+    }
+
+    /// Elements of a ZSET or hash, length of a string; 0 when missing.
+    pub fn len(&self) -> usize {
+        if self.raw.key.is_null() {
+            return 0;
+        }
+        // SAFETY: an open key handle.
+        unsafe { raw::RedisModule_ValueLength.expect("ValueLength")(self.raw.key) }
     }
 
     /// The score of `member` in a ZSET; `None` when missing.

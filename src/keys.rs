@@ -95,7 +95,7 @@ pub fn derived(board: &[u8], kind: Kind, parts: &[&[u8]]) -> Vec<u8> {
     for (i, part) in parts.iter().enumerate() {
         out.push(b':');
         if i + 1 < parts.len() {
-            out.extend_from_slice(part.len().to_string().as_bytes());
+            out.extend_from_slice(crate::parse::IntText::new(part.len() as i64).as_bytes());
             out.push(b':');
         }
         out.extend_from_slice(part);

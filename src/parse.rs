@@ -114,11 +114,50 @@ pub fn format_time_ms(ms: i64) -> String {
 
 /// Formats a score so that it parses back to the same f64 (shortest round-trip form).
 pub fn format_score(v: f64) -> String {
-    let plain = format!("{v}");
-    if plain.len() <= 24 {
-        plain
-    } else {
-        format!("{v:e}")
+    String::from_utf8_lossy(ScoreText::new(v).as_bytes()).into_owned()
+}
+
+/// A score as text, on the stack: the shortest round-trip decimal form
+/// (`12.5`) when it takes at most 24 characters, else the shortest
+/// exponent form (`1.2345e-300`, at most 24 characters too). Both parse
+/// back (Rust, strtod, Redis) to the same f64.
+pub struct ScoreText {
+    buf: [u8; 32],
+    len: usize,
+}
+
+impl std::fmt::Write for ScoreText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        if end > 24 {
+            return Err(std::fmt::Error);
+        }
+        self.buf[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+impl ScoreText {
+    pub fn new(v: f64) -> ScoreText {
+        use std::fmt::Write;
+        let mut t = ScoreText {
+            buf: [0; 32],
+            len: 0,
+        };
+        // Below 1e-23 or from 1e24 up the decimal form is always longer than
+        // 24 characters: skip straight to the exponent form.
+        let a = v.abs();
+        let long = a != 0.0 && !(1e-23..1e24).contains(&a);
+        if long || write!(t, "{v}").is_err() {
+            t.len = 0;
+            // The exponent form of any f64 fits: "-1.2345678901234567e-308".
+            let _ = write!(t, "{v:e}");
+        }
+        t
+    }
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
     }
 }
 
@@ -172,6 +211,29 @@ mod tests {
         fn int_text_matches_to_string(n in proptest::prelude::any::<i64>()) {
             let (text, want) = (IntText::new(n), n.to_string());
             proptest::prop_assert_eq!(text.as_bytes(), want.as_bytes());
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn score_text_round_trips_and_matches_the_old_rule(bits in proptest::prelude::any::<u64>()) {
+            let v = f64::from_bits(bits);
+            proptest::prop_assume!(v.is_finite());
+            let text = format_score(v);
+            proptest::prop_assert_eq!(text.parse::<f64>().unwrap().to_bits(), v.to_bits());
+            let plain = format!("{v}");
+            let want = if plain.len() <= 24 { plain } else { format!("{v:e}") };
+            proptest::prop_assert_eq!(text, want);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn score_text_near_the_length_limits(e in -30i32..30, m in 1.0f64..10.0, neg: bool) {
+            let v = if neg { -m } else { m } * 10f64.powi(e);
+            let plain = format!("{v}");
+            let want = if plain.len() <= 24 { plain } else { format!("{v:e}") };
+            proptest::prop_assert_eq!(format_score(v), want);
         }
     }
 

@@ -4,7 +4,7 @@
 
 use super::{
     bulk, call, counter_value, effect, expect_type, guard, hash_field, open_typed, reply_array,
-    reply_int, write_time, Args, Fail, Res,
+    reply_int, write_time, zadd_effect, Args, Fail, Res,
 };
 use crate::ffi::{Event, KeyKind};
 use crate::hot::{dedup, in_window, is_duplicate, Formula, TopN};
@@ -112,8 +112,8 @@ fn note_board_write(ctx: &Context, hb: &RedisString, hb_h: &mut ffi::Key, f: &Fo
     let [old_max, old_fp] = hb_h.hash_get([c"maxViewAt", c"fp"]);
     let old_max = old_max.and_then(|b| parse_i64("f", b.as_slice()).ok());
     let new_fp: &[u8] = match &old_fp {
-        Some(old) if old.as_slice() != fp.as_bytes() => MIXED,
-        _ => fp.as_bytes(),
+        Some(old) if old.as_slice() != fp => MIXED,
+        _ => &fp,
     };
     let bound = at_ms
         .div_euclid(VIEW_BOUND_STEP)
@@ -249,11 +249,13 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             dedup::shard(fp, config::get(&config::DEDUP_SHARDS) as u32),
         );
         let name = |gen: i64, write: bool| {
-            b.key(
-                Kind::Dedup,
-                &[format!("{}:{gen}:{s}", window / 1000).as_bytes()],
-                write,
-            )
+            let (w, g, s) = (
+                IntText::new(window / 1000),
+                IntText::new(gen),
+                IntText::new(i64::from(s)),
+            );
+            let part = [w.as_bytes(), b":", g.as_bytes(), b":", s.as_bytes()].concat();
+            b.key(Kind::Dedup, &[&part], write)
         };
         Some((g, name(g, true)?, name(g - 1, false)?))
     } else {
@@ -264,8 +266,9 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         config::get(&config::VISITOR_WINDOW_SECONDS) * 1000,
     );
     let vv = if vmax > 0 {
-        let w = format!("{}:{}", vwin / 1000, t.div_euclid(vwin));
-        Some(b.key(Kind::VisitorViews, &[w.as_bytes(), visitor], true)?)
+        let (secs, n) = (IntText::new(vwin / 1000), IntText::new(t.div_euclid(vwin)));
+        let w = [secs.as_bytes(), b":", n.as_bytes()].concat();
+        Some(b.key(Kind::VisitorViews, &[&w, visitor], true)?)
     } else {
         None
     };
@@ -274,7 +277,6 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut hb_h = open_typed(ctx, &hb, KeyKind::Hash, true)?;
     let mut pub_h = open_typed(ctx, &pubidx, KeyKind::ZSet, true)?;
     let mut pv_h = open_typed(ctx, &pv_key, KeyKind::String, true)?;
-    drop(open_typed(ctx, &uv_key, KeyKind::String, false)?);
     let mut vv_h = match &vv {
         Some(k) => Some((k, open_typed(ctx, k, KeyKind::String, true)?)),
         None => None,
@@ -411,10 +413,16 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     );
     note_board_write(ctx, &hb, &mut hb_h, &f, t);
     stats::add(&stats::VIEWS_COUNTED, 1);
-    drop((board_h, meta_h, hb_h, pub_h, pv_h, uv_h, vv_h, dd_h));
     // Upkeep of other articles must not fail a view that is already written
-    // (a corrupt key of another article): count it and carry on.
-    if upkeep(&b, &pubidx, &f, now).is_err() {
+    // (a corrupt key of another article): count it and carry on. It works
+    // through RedisModule_Call, so the handles are closed first.
+    let expired = expired_fronts(&b, &board_h, &pub_h);
+    let card = board_h.len() as i64;
+    drop((board_h, meta_h, hb_h, pub_h, pv_h, uv_h, vv_h, dd_h));
+    if expired
+        .and_then(|e| upkeep(&b, &pubidx, &f, now, e, card))
+        .is_err()
+    {
         stats::add(&stats::UPKEEP_ERRORS, 1);
     }
     Ok(view_reply(pv, uv, score, "counted"))
@@ -485,20 +493,6 @@ fn hset_effect(ctx: &Context, name: &RedisString, fields: &[(&std::ffi::CStr, &[
     effect(ctx, name, Event::Hash, c"hset", c"HSET", &args);
 }
 
-/// Replicates a low-level `ZADD name score member`, the score as its
-/// shortest exact text.
-fn zadd_effect(ctx: &Context, name: &RedisString, score: f64, member: &[u8]) {
-    let text = format_score(score);
-    effect(
-        ctx,
-        name,
-        Event::ZSet,
-        c"zadd",
-        c"ZADD",
-        &[name.as_slice(), text.as_bytes(), member],
-    );
-}
-
 fn view_reply(pv: i64, uv: i64, score: f64, status: &str) -> RedisValue {
     RedisValue::Array(vec![
         RedisValue::Integer(pv),
@@ -535,6 +529,25 @@ fn forget(b: &Board, pubidx: &RedisString, article: &[u8]) -> Res<()> {
     Ok(())
 }
 
+/// The article with the lowest score and the one published first, when
+/// retention has expired their counters: what [`upkeep`] forgets.
+fn expired_fronts(b: &Board, board_h: &ffi::Key, pub_h: &ffi::Key) -> Res<Vec<RedisString>> {
+    let mut out: Vec<RedisString> = Vec::new();
+    for h in [board_h, pub_h] {
+        let Some(article) = h.zset_first() else {
+            continue;
+        };
+        if out.iter().any(|a| a.as_slice() == article.as_slice()) {
+            continue;
+        }
+        let pv = b.key(Kind::Pv, &[article.as_slice()], false)?;
+        if ffi::Key::open(b.ctx, &pv, false).kind() == KeyKind::Empty {
+            out.push(article);
+        }
+    }
+    Ok(out)
+}
+
 /// Board upkeep after a counted view:
 /// - forgets the lowest-scored and the oldest-published article if retention
 ///   has expired its counter;
@@ -543,21 +556,22 @@ fn forget(b: &Board, pubidx: &RedisString, article: &[u8]) -> Res<()> {
 ///   now (found by the same pruned selection as HOT.TOP) and forgets the
 ///   rest, so nothing that is in the top now is lost, and the cost of a trim
 ///   is spread over the eighth of new articles that triggers the next one.
-fn upkeep(b: &Board, pubidx: &RedisString, f: &Formula, now: i64) -> Res<()> {
-    for key in [b.key, pubidx] {
-        if let Some(article) = ffi::zset_first(b.ctx, key) {
-            let pv = b.key(Kind::Pv, &[article.as_slice()], false)?;
-            if b.ctx.open_key(&pv).key_type() == KeyType::Empty {
-                forget(b, pubidx, article.as_slice())?;
-                stats::add(&stats::ARTICLES_SWEPT, 1);
-            }
-        }
+fn upkeep(
+    b: &Board,
+    pubidx: &RedisString,
+    f: &Formula,
+    now: i64,
+    expired: Vec<RedisString>,
+    card: i64,
+) -> Res<()> {
+    for article in expired {
+        forget(b, pubidx, article.as_slice())?;
+        stats::add(&stats::ARTICLES_SWEPT, 1);
     }
     let max = config::get(&config::MAX_ARTICLES);
     if max <= 0 {
         return Ok(());
     }
-    let card = ffi::value_length(b.ctx, b.key) as i64;
     if card <= max + (max / 8).max(16) {
         return Ok(());
     }
@@ -593,7 +607,7 @@ fn prune_ok(b: &Board, f: &Formula, q: i64, at_clock: bool) -> Res<bool> {
     let hb = b.key(Kind::HotBoard, &[], false)?;
     expect_type(b.ctx, &hb, KeyType::Hash)?;
     let fp = hash_field(b.ctx, &hb, F_FINGERPRINT)?;
-    if fp.as_deref() != Some(f.fingerprint().as_bytes()) {
+    if fp.as_deref() != Some(&f.fingerprint()[..]) {
         return Ok(false);
     }
     let max_view = hash_field(b.ctx, &hb, F_MAX_VIEW)?.and_then(|v| parse_i64("f", &v).ok());

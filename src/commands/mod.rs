@@ -221,6 +221,20 @@ pub fn effect(
     ffi::signal_modified(ctx, name);
 }
 
+/// Replicates a low-level `ZADD name score member` (the score as its
+/// shortest exact text), with its `zadd` event and WATCH signal.
+pub fn zadd_effect(ctx: &Context, name: &RedisString, score: f64, member: &[u8]) {
+    let text = crate::parse::ScoreText::new(score);
+    effect(
+        ctx,
+        name,
+        ffi::Event::ZSet,
+        c"zadd",
+        c"ZADD",
+        &[name.as_slice(), text.as_bytes(), member],
+    );
+}
+
 /// Opens `name` for reading or writing and checks its type (`want`, or
 /// missing): WRONGTYPE otherwise.
 pub fn open_typed(

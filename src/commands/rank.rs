@@ -1,8 +1,10 @@
 //! `RANK.*` handlers: CREATE, INCR, SET, SCORE, RANK, RANGE, REM, CARD.
 
 use super::{
-    bulk, call, derived, expect_type, guard, reply_array, reply_int, write_time, Args, Fail, Res,
+    bulk, call, derived, expect_type, guard, open_typed, reply_array, reply_int, write_time,
+    zadd_effect, Args, Fail, Res,
 };
+use crate::ffi::{self, KeyKind};
 use crate::keys::Kind;
 use crate::parse::{format_score, format_time_ms, parse_i64};
 use crate::rank::{parse_resolution, Layout, Resolution};
@@ -23,7 +25,7 @@ fn layout(ctx: &Context, board: &RedisString, write: bool) -> Res<Option<Layout>
     expect_type(ctx, &lk, KeyType::String)?;
     let stored = ctx.open_key(&lk).read().ok().flatten().map(|b| b.to_vec());
     match stored {
-        Some(raw) => Ok(Some(Layout::deserialize(&raw)?)),
+        Some(raw) => Ok(Some(Layout::deserialize_cached(&raw)?)),
         None if has_zset => Err(not_rank()),
         None => Ok(None),
     }
@@ -37,7 +39,7 @@ fn current(
     member: &[u8],
 ) -> Res<Option<(i64, i64)>> {
     let m = RedisString::create_from_slice(ctx.ctx, member);
-    match crate::ffi::zset_score(ctx, board, &m) {
+    match ffi::Key::open(ctx, board, false).zset_score(&m) {
         None => Ok(None),
         Some(v) => Ok(Some(l.decode(v)?)),
     }
@@ -46,7 +48,8 @@ fn current(
 /// Writes a packed score (low-level ZADD, replicated as ZADD with the exact value).
 fn zadd(ctx: &Context, board: &RedisString, packed: f64, member: &[u8]) -> Res<()> {
     let m = RedisString::create_from_slice(ctx.ctx, member);
-    crate::ffi::zadd_replicated(ctx, board, packed, &m)?;
+    ffi::Key::open(ctx, board, true).zset_add(packed, &m)?;
+    zadd_effect(ctx, board, packed, member);
     Ok(())
 }
 
@@ -109,15 +112,28 @@ pub fn set(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 6)?;
     let board = super::board(&mut args)?;
-    let member = args.next_rs()?.as_slice();
+    let member = args.next_rs()?;
     let value = parse_i64(
         if add { "delta" } else { "score" },
         args.next_rs()?.as_slice(),
     )?;
     let (t, _) = write_time(opt_at(&mut args)?)?;
-    let stored = layout(ctx, board, true)?;
+    // One handle on the board for the type check, the read and the write.
+    let lk = derived(ctx, board, Kind::Layout, &[], true)?;
+    let mut board_h = open_typed(ctx, board, KeyKind::ZSet, true)?;
+    let stored = {
+        let lk_h = open_typed(ctx, &lk, KeyKind::String, false)?;
+        match lk_h.kind() {
+            KeyKind::Empty if board_h.kind() == KeyKind::ZSet => return Err(not_rank()),
+            KeyKind::Empty => None,
+            _ => Some(Layout::deserialize_cached(lk_h.read())?),
+        }
+    };
     let l = stored.unwrap_or_else(|| Layout::default_for(Resolution::Seconds));
-    let old = current(ctx, board, &l, member)?;
+    let old = match board_h.zset_score(member) {
+        None => None,
+        Some(v) => Some(l.decode(v)?),
+    };
     let new = if add {
         old.map_or(0, |o| o.0)
             .checked_add(value)
@@ -132,10 +148,10 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
     let packed = l.encode(new, t)?;
     // Every check passed: a new board's layout is stored with its first member.
     if stored.is_none() {
-        let lk = derived(ctx, board, Kind::Layout, &[], true)?;
         call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
     }
-    zadd(ctx, board, packed, member)?;
+    board_h.zset_add(packed, member)?;
+    zadd_effect(ctx, board, packed, member.as_slice());
     Ok(RedisValue::Integer(new))
 }
 

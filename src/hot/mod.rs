@@ -51,7 +51,7 @@ impl Formula {
 
     /// A fingerprint of the parameters (16 hex digits of a 64-bit FNV-1a
     /// over their bit patterns): equal fingerprints give equal scores.
-    pub fn fingerprint(&self) -> String {
+    pub fn fingerprint(&self) -> [u8; 16] {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for v in [self.alpha, self.beta, self.base, self.gamma] {
             for b in v.to_bits().to_le_bytes() {
@@ -59,7 +59,11 @@ impl Formula {
                 h = h.wrapping_mul(0x0000_0100_0000_01b3);
             }
         }
-        format!("{h:016x}")
+        let mut hex = [0u8; 16];
+        for (i, d) in hex.iter_mut().enumerate() {
+            *d = b"0123456789abcdef"[(h >> (60 - 4 * i)) as usize & 0xf];
+        }
+        hex
     }
 }
 
@@ -236,6 +240,10 @@ mod tests {
         let b = Formula { gamma: 1.8, ..a };
         assert_ne!(a.fingerprint(), b.fingerprint());
         assert_eq!(a.fingerprint(), Formula::default().fingerprint());
+        let h = a.fingerprint();
+        assert!(h
+            .iter()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
     }
 
     #[test]

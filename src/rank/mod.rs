@@ -194,6 +194,25 @@ impl Layout {
     }
 }
 
+/// The last layout text parsed and its layout: boards almost always share
+/// one layout, and RANK.INCR/SET would otherwise re-derive it every call.
+static LAST_LAYOUT: std::sync::Mutex<Option<(Vec<u8>, Layout)>> = std::sync::Mutex::new(None);
+
+impl Layout {
+    /// [`Layout::deserialize`], remembering the last text parsed.
+    pub fn deserialize_cached(raw: &[u8]) -> Result<Layout, String> {
+        let mut last = LAST_LAYOUT.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((text, l)) = last.as_ref() {
+            if text.as_slice() == raw {
+                return Ok(*l);
+            }
+        }
+        let l = Layout::deserialize(raw)?;
+        *last = Some((raw.to_vec(), l));
+        Ok(l)
+    }
+}
+
 /// Parses `s`/`ms` (case-insensitive) for `RESOLUTION`.
 pub fn parse_resolution(raw: &[u8]) -> Result<Resolution, String> {
     match raw.to_ascii_lowercase().as_slice() {
@@ -207,6 +226,23 @@ pub fn parse_resolution(raw: &[u8]) -> Result<Resolution, String> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn cached_deserialize_equals_deserialize() {
+        let a = Layout::default_for(Resolution::Seconds).serialize();
+        let b = Layout::default_for(Resolution::Millis).serialize();
+        for raw in [&a, &b, &a, &a, &b] {
+            assert_eq!(
+                Layout::deserialize_cached(raw.as_bytes()),
+                Layout::deserialize(raw.as_bytes())
+            );
+        }
+        assert!(Layout::deserialize_cached(b"v1 x 1 2").is_err());
+        assert_eq!(
+            Layout::deserialize_cached(a.as_bytes()),
+            Layout::deserialize(a.as_bytes())
+        );
+    }
 
     const T0: i64 = 1_700_000_000_000;
 
