@@ -389,16 +389,23 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         let fresh = cur_h.kind() == KeyKind::Empty;
         let e = dedup::entry(fp, t, window);
         cur_h.append(&e)?;
-        effect(
-            ctx,
-            cur,
-            Event::String,
-            c"append",
-            c"APPEND",
-            &[cur.as_slice(), &e],
-        );
         if fresh {
-            expire_effect(ctx, cur, cur_h, now + 2 * window, now);
+            // A new shard with its expiry: one replicated SET … PXAT.
+            let at = now + 2 * window;
+            cur_h.expire_at(at, now);
+            let at_s = IntText::new(at);
+            let args = [cur.as_slice(), &e[..], b"PXAT", at_s.as_bytes()];
+            effect(ctx, cur, Event::String, c"set", c"SET", &args);
+            ffi::notify(ctx, Event::Generic, c"expire", cur);
+        } else {
+            effect(
+                ctx,
+                cur,
+                Event::String,
+                c"append",
+                c"APPEND",
+                &[cur.as_slice(), &e],
+            );
         }
     }
     let mut uv_h = ffi::Key::open(ctx, &uv_key, true);
@@ -454,17 +461,25 @@ fn bump(
     let new = old
         .checked_add(1)
         .ok_or_else(|| Fail::Msg("ERR hotrank counter would overflow".into()))?;
-    h.write(IntText::new(new).as_bytes())?;
-    effect(
-        ctx,
-        name,
-        Event::String,
-        c"incrby",
-        c"INCRBY",
-        &[name.as_slice(), b"1"],
-    );
-    if let Some(at) = expire_at {
-        expire_effect(ctx, name, h, at, now);
+    let text = IntText::new(new);
+    h.write(text.as_bytes())?;
+    match expire_at {
+        None => effect(
+            ctx,
+            name,
+            Event::String,
+            c"incrby",
+            c"INCRBY",
+            &[name.as_slice(), b"1"],
+        ),
+        // A new counter with its expiry: one replicated command, not two.
+        Some(at) => {
+            h.expire_at(at, now);
+            let at_s = IntText::new(at);
+            let args = [name.as_slice(), text.as_bytes(), b"PXAT", at_s.as_bytes()];
+            effect(ctx, name, Event::String, c"set", c"SET", &args);
+            ffi::notify(ctx, Event::Generic, c"expire", name);
+        }
     }
     Ok(())
 }
