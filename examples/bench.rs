@@ -1404,7 +1404,7 @@ fn throughput(
                  recipe's ZSET. `abnormal-traffic check off` adds `hotrank.visitor-max-views \
                  0` (the Lua recipe has no such check). `defaults (trims to 1000)` is the \
                  module as installed, on a board limited to 1000 articles: on this workload \
-                 almost every view brings a new article, so the board is trimmed every 125 \
+                 almost every view brings a new article, so the board is trimmed every 500 \
                  views.",
                 cfg.rb_n, cfg.rounds
             );

@@ -563,18 +563,49 @@ impl Key {
     ) -> [Option<RedisString>; N] {
         let mut out: [*mut raw::RedisModuleString; N] = [std::ptr::null_mut(); N];
         if !self.raw.key.is_null() && self.kind() == KeyKind::Hash {
-            for (i, f) in fields.iter().enumerate() {
-                // SAFETY: an open hash key; CFIELDS takes a NUL-terminated
-                // field name; the list ends with NULL. The returned string is
-                // new and owned by the caller (wrapped below, freed on drop).
-                unsafe {
-                    raw::RedisModule_HashGet.expect("HashGet")(
-                        self.raw.key,
-                        raw::REDISMODULE_HASH_CFIELDS as i32,
-                        f.as_ptr(),
-                        &mut out[i] as *mut *mut raw::RedisModuleString,
-                        std::ptr::null_mut::<libc::c_void>(),
-                    );
+            let get = unsafe { raw::RedisModule_HashGet }.expect("HashGet");
+            let (k, flags) = (self.raw.key, raw::REDISMODULE_HASH_CFIELDS as i32);
+            let end = std::ptr::null_mut::<libc::c_void>();
+            let o = out.as_mut_ptr();
+            // SAFETY: an open hash key; CFIELDS takes NUL-terminated field
+            // names, each followed by where to store its value; the list ends
+            // with NULL. Up to three fields go in one call (one lookup of the
+            // hash); each returned string is new and owned by the caller
+            // (wrapped below, freed on drop).
+            unsafe {
+                match N {
+                    1 => {
+                        get(k, flags, fields[0].as_ptr(), o, end);
+                    }
+                    2 => {
+                        get(
+                            k,
+                            flags,
+                            fields[0].as_ptr(),
+                            o,
+                            fields[1].as_ptr(),
+                            o.add(1),
+                            end,
+                        );
+                    }
+                    3 => {
+                        get(
+                            k,
+                            flags,
+                            fields[0].as_ptr(),
+                            o,
+                            fields[1].as_ptr(),
+                            o.add(1),
+                            fields[2].as_ptr(),
+                            o.add(2),
+                            end,
+                        );
+                    }
+                    _ => {
+                        for (i, f) in fields.iter().enumerate() {
+                            get(k, flags, f.as_ptr(), o.add(i), end);
+                        }
+                    }
                 }
             }
         }
@@ -599,6 +630,34 @@ impl Key {
                 );
             }
         }
+    }
+
+    /// Deletes hash fields (the key goes when it empties); returns how many
+    /// existed. Replication and events are the caller's.
+    pub fn hash_del(&mut self, fields: &[&std::ffi::CStr]) -> usize {
+        if self.raw.key.is_null() || self.kind() != KeyKind::Hash {
+            return 0;
+        }
+        let mut n = 0;
+        for f in fields {
+            // SAFETY: an open, writable hash key; CFIELDS takes a
+            // NUL-terminated field name; REDISMODULE_HASH_DELETE as the value
+            // deletes the field; the list ends with NULL.
+            let r = unsafe {
+                raw::RedisModule_HashSet.expect("HashSet")(
+                    self.raw.key,
+                    raw::REDISMODULE_HASH_CFIELDS as i32,
+                    f.as_ptr(),
+                    raw::REDISMODULE_HASH_DELETE,
+                    std::ptr::null_mut::<libc::c_void>(),
+                )
+            };
+            n += r.max(0) as usize;
+            if self.kind() == KeyKind::Empty {
+                break;
+            }
+        }
+        n
     }
 
     /// The member with the lowest score of a ZSET (`None` if missing or empty).

@@ -17,8 +17,6 @@ use crate::{config, ffi, stats};
 use redis_module::{raw::KeyType, Context, RedisResult, RedisString, RedisValue};
 
 const F_PUBLISHED: &str = "publishedAt";
-const F_UV: &str = "uv";
-const F_PV: &str = "pv";
 const F_MAX_VIEW: &str = "maxViewAt";
 const F_FINGERPRINT: &str = "fp";
 const MIXED: &[u8] = b"mixed";
@@ -69,19 +67,13 @@ struct Facts {
 /// `uv` (last PFCOUNT) and `publishedAt`: one hash lookup, and no string
 /// read that would change a counter's encoding. `None` for an unknown article.
 fn facts(ctx: &Context, meta_key: &RedisString) -> Res<Option<Facts>> {
-    let meta = ctx.open_key(meta_key);
-    if meta.key_type() == KeyType::Empty {
+    let meta = open_typed(ctx, meta_key, KeyKind::Hash, false)?;
+    if meta.kind() == KeyKind::Empty {
         return Ok(None);
     }
-    let field = |name: &str| -> Res<Option<i64>> {
-        let v = meta.hash_get(name).map_err(|_| super::wrong_type())?;
-        Ok(v.and_then(|s| parse_i64("field", s.as_slice()).ok()))
-    };
-    let (pv, uv, published) = (
-        field(F_PV)?.unwrap_or(0),
-        field(F_UV)?.unwrap_or(0),
-        field(F_PUBLISHED)?,
-    );
+    let [pv, uv, published] = meta.hash_get([c"pv", c"uv", c"publishedAt"]);
+    let num = |v: Option<RedisString>| v.and_then(|s| parse_i64("field", s.as_slice()).ok());
+    let (pv, uv, published) = (num(pv).unwrap_or(0), num(uv).unwrap_or(0), num(published));
     if pv == 0 && published.is_none() {
         return Ok(None);
     }
@@ -517,30 +509,47 @@ fn view_reply(pv: i64, uv: i64, score: f64, status: &str) -> RedisValue {
     ])
 }
 
-/// Removes an article from the board and its index and drops its counters.
-/// Its meta hash (publish time) stays until retention expires it, so an
-/// article that comes back keeps its age.
-fn forget(b: &Board, pubidx: &RedisString, article: &[u8]) -> Res<()> {
-    call(b.ctx, true, "ZREM", &[b.bytes(), article])?;
-    call(b.ctx, true, "ZREM", &[pubidx.as_slice(), article])?;
-    let pv = b.key(Kind::Pv, &[article], true)?;
-    let uv = b.key(Kind::Uv, &[article], true)?;
-    let sus = b.key(Kind::Suspicious, &[article], true)?;
-    call(
-        b.ctx,
-        true,
-        "DEL",
-        &[pv.as_slice(), uv.as_slice(), sus.as_slice()],
-    )?;
-    // The meta hash mirrors pv and uv: drop the mirror with the counters, or
-    // HOT.STATS would report them and HOT.PUBLISH would put the article back.
-    let meta = b.key(Kind::Meta, &[article], true)?;
-    call(
-        b.ctx,
-        true,
-        "HDEL",
-        &[meta.as_slice(), F_PV.as_bytes(), F_UV.as_bytes()],
-    )?;
+/// Removes articles from the board and its index and drops their counters,
+/// a batch of up to 256 per command (one ZREM for the board, one for the
+/// index, one DEL for all counters, then one HDEL per meta hash). Their
+/// meta hashes (publish time) stay until retention expires them, so an
+/// article that comes back keeps its age. Every key is ACL-checked before
+/// the first write.
+fn forget<A: AsRef<[u8]>>(b: &Board, pubidx: &RedisString, articles: &[A]) -> Res<()> {
+    for batch in articles.chunks(256) {
+        let mut counters = Vec::with_capacity(3 * batch.len());
+        let mut metas = Vec::with_capacity(batch.len());
+        for a in batch {
+            let a = a.as_ref();
+            for kind in [Kind::Pv, Kind::Uv, Kind::Suspicious] {
+                counters.push(b.key(kind, &[a], true)?);
+            }
+            metas.push(b.key(Kind::Meta, &[a], true)?);
+        }
+        let members: Vec<&[u8]> = batch.iter().map(|a| a.as_ref()).collect();
+        for zset in [b.bytes(), pubidx.as_slice()] {
+            let mut args = vec![zset];
+            args.extend(&members);
+            call(b.ctx, true, "ZREM", &args)?;
+        }
+        let names: Vec<&[u8]> = counters.iter().map(|k| k.as_slice()).collect();
+        call(b.ctx, true, "DEL", &names)?;
+        // The meta hash mirrors pv and uv: drop the mirror with the counters, or
+        // HOT.STATS would report them and HOT.PUBLISH would put the article back.
+        for meta in &metas {
+            let mut h = open_typed(b.ctx, meta, KeyKind::Hash, true)?;
+            if h.hash_del(&[c"pv", c"uv"]) > 0 {
+                effect(
+                    b.ctx,
+                    meta,
+                    Event::Hash,
+                    c"hdel",
+                    c"HDEL",
+                    &[meta.as_slice(), b"pv", b"uv"],
+                );
+            }
+        }
+    }
     Ok(())
 }
 
@@ -566,11 +575,12 @@ fn expired_fronts(b: &Board, board_h: &ffi::Key, pub_h: &ffi::Key) -> Res<Vec<Re
 /// Board upkeep after a counted view:
 /// - forgets the lowest-scored and the oldest-published article if retention
 ///   has expired its counter;
-/// - trims the board to `hotrank.max-articles` once it holds an eighth more
+/// - trims the board to `hotrank.max-articles` once it holds half as many more
 ///   (at least 16): it keeps exactly the top `max-articles` by exact score
 ///   now (found by the same pruned selection as HOT.TOP) and forgets the
 ///   rest, so nothing that is in the top now is lost, and the cost of a trim
-///   is spread over the eighth of new articles that triggers the next one.
+///   is spread over the new articles that trigger the next one (see
+///   [`crate::hot::trim_slack`]).
 fn upkeep(
     b: &Board,
     pubidx: &RedisString,
@@ -580,14 +590,14 @@ fn upkeep(
     card: i64,
 ) -> Res<()> {
     for article in expired {
-        forget(b, pubidx, article.as_slice())?;
+        forget(b, pubidx, &[article.as_slice()])?;
         stats::add(&stats::ARTICLES_SWEPT, 1);
     }
     let max = config::get(&config::MAX_ARTICLES);
     if max <= 0 {
         return Ok(());
     }
-    if card <= max + (max / 8).max(16) {
+    if card <= max + crate::hot::trim_slack(max) {
         return Ok(());
     }
     let (best, _) = select(
@@ -603,13 +613,13 @@ fn upkeep(
     // Keep exactly the top `max` by exact score now; forget the rest.
     let keep: std::collections::HashSet<&[u8]> = best.iter().map(|(a, _)| a.as_slice()).collect();
     let all = reply_array(&call(b.ctx, false, "ZRANGE", &[b.bytes(), b"0", b"-1"])?);
-    let mut removed = 0;
-    for article in all.iter().filter(|a| !keep.contains(a.as_slice())) {
-        forget(b, pubidx, article)?;
-        removed += 1;
-    }
+    let gone: Vec<&Vec<u8>> = all
+        .iter()
+        .filter(|a| !keep.contains(a.as_slice()))
+        .collect();
+    forget(b, pubidx, &gone)?;
     stats::add(&stats::TRIMS, 1);
-    stats::add(&stats::ARTICLES_TRIMMED, removed);
+    stats::add(&stats::ARTICLES_TRIMMED, gone.len() as u64);
     Ok(())
 }
 

@@ -171,6 +171,16 @@ pub fn in_window(published_ms: i64, at_ms: i64, window_ms: Option<i64>) -> bool 
     }
 }
 
+/// How many articles a HOT board may hold above `max` (`hotrank.max-articles`)
+/// before a counted view trims it back to exactly `max`: half of `max`, at
+/// least 16. A trim scores about `max + slack` articles, and one happens per
+/// `slack` new articles, so the cost per new article is about
+/// `(max + slack) / slack` = 3 article scorings; the board holds at most
+/// 1.5 × `max` articles.
+pub fn trim_slack(max: i64) -> i64 {
+    (max / 2).max(16)
+}
+
 /// The cardinality a Redis HyperLogLog caches in its header, exactly what
 /// `PFCOUNT` returns without recomputing; `None` when the bytes are not a
 /// well-formed HLL header or the cache is stale.
@@ -200,6 +210,14 @@ pub fn hll_cached_card(bytes: &[u8]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trim_slack_is_half_of_max_and_at_least_16() {
+        assert_eq!(trim_slack(1000), 500);
+        assert_eq!(trim_slack(50), 25);
+        assert_eq!(trim_slack(10), 16);
+        assert_eq!(trim_slack(1), 16);
+    }
 
     #[test]
     fn hll_cache_is_read_only_from_valid_headers() {
