@@ -2047,3 +2047,111 @@ fn nasa_log_crawler_is_isolated() {
         replies.len() as i64
     );
 }
+
+// ---------------------------------------------------------------------------
+// Keyspace events and WATCH: HOT.VIEW writes through the low-level key API,
+// so it fires the events and WATCH signals itself.
+// ---------------------------------------------------------------------------
+
+/// Keyspace events (event name, key) seen while `f` runs.
+fn events_during(s: &Server, f: impl FnOnce()) -> Vec<(String, Vec<u8>)> {
+    let mut sub = s.conn();
+    let mut ps = sub.as_pubsub();
+    ps.psubscribe("__keyevent@0__:*").unwrap();
+    ps.set_read_timeout(Some(std::time::Duration::from_millis(300)))
+        .unwrap();
+    f();
+    let mut out = Vec::new();
+    while let Ok(msg) = ps.get_message() {
+        let event = msg
+            .get_channel_name()
+            .trim_start_matches("__keyevent@0__:")
+            .to_string();
+        out.push((event, msg.get_payload_bytes().to_vec()));
+    }
+    out
+}
+
+#[test]
+fn counted_views_fire_the_commands_keyspace_events_and_duplicates_fire_none_on_the_article() {
+    let s = Server::start();
+    let mut c = s.conn();
+    config_set(&mut c, "notify-keyspace-events", "KEA");
+    let b: &[u8] = b"hot:{ev}";
+    let t = now_ms() - 1000;
+    let (pv, uv, meta) = (
+        derived(b, "pv", b"a1"),
+        derived(b, "uv", b"a1"),
+        derived(b, "meta", b"a1"),
+    );
+    let seen = events_during(&s, || {
+        assert_eq!(view(&mut c, b, b"a1", b"v1", t).status, "counted");
+    });
+    let has = |event: &str, key: &[u8]| seen.iter().any(|(e, k)| e == event && k == key);
+    for (event, key) in [
+        ("zadd", b),
+        ("incrby", &pv[..]),
+        ("pfadd", &uv[..]),
+        ("hset", &meta[..]),
+        ("expire", &pv[..]),
+        ("expire", &uv[..]),
+        ("expire", &meta[..]),
+    ] {
+        assert!(
+            has(event, key),
+            "no {event} event on {:?}; saw {seen:?}",
+            String::from_utf8_lossy(key)
+        );
+    }
+    let seen = events_during(&s, || {
+        assert_eq!(view(&mut c, b, b"a1", b"v1", t + 1).status, "duplicate");
+    });
+    for key in [b, &pv[..], &uv[..], &meta[..]] {
+        assert!(
+            !seen.iter().any(|(_, k)| k == key),
+            "a duplicate view fired an event on {:?}: {seen:?}",
+            String::from_utf8_lossy(key)
+        );
+    }
+}
+
+#[test]
+fn watch_fails_on_keys_a_write_changed_and_holds_on_keys_it_left_alone() {
+    let s = Server::start();
+    let mut c = s.conn();
+    let mut w = s.conn();
+    let b: &[u8] = b"hot:{watch}";
+    let t = now_ms() - 1000;
+    assert_eq!(view(&mut c, b, b"a1", b"v1", t).status, "counted");
+    let watched_exec = |w: &mut Connection, keys: &[&[u8]], between: &mut dyn FnMut()| {
+        let mut args: Vec<&[u8]> = vec![b"WATCH"];
+        args.extend_from_slice(keys);
+        ok(w, &args);
+        between();
+        ok(w, &[b"MULTI"]);
+        ok(w, &[b"PING"]);
+        ok(w, &[b"EXEC"])
+    };
+    let (pv, meta) = (derived(b, "pv", b"a1"), derived(b, "meta", b"a1"));
+    // A duplicate view leaves the board and the article's keys alone.
+    let r = watched_exec(&mut w, &[b, &pv, &meta], &mut || {
+        assert_eq!(view(&mut c, b, b"a1", b"v1", t + 1).status, "duplicate");
+    });
+    assert!(matches!(r, Value::Array(_)), "EXEC after a duplicate: {r:?}");
+    // A counted view changes the board: the transaction is aborted.
+    let r = watched_exec(&mut w, &[b], &mut || {
+        assert_eq!(view(&mut c, b, b"a1", b"v2", t + 2).status, "counted");
+    });
+    assert_eq!(r, Value::Nil, "EXEC after a counted view");
+    // RANK.INCR by 0 changes nothing; by 1 it changes the board.
+    let lb: &[u8] = b"lb:{watch}";
+    ok(&mut c, &[b"RANK.INCR", lb, b"m", b"5"]);
+    let r = watched_exec(&mut w, &[lb], &mut || {
+        ok(&mut c, &[b"RANK.INCR", lb, b"m", b"0"]);
+    });
+    assert!(matches!(r, Value::Array(_)), "EXEC after RANK.INCR by 0: {r:?}");
+    let r = watched_exec(&mut w, &[lb], &mut || {
+        ok(&mut c, &[b"RANK.INCR", lb, b"m", b"1"]);
+    });
+    assert_eq!(r, Value::Nil, "EXEC after RANK.INCR by 1");
+}
