@@ -44,15 +44,17 @@ profile() {
   local args=()
   for a in "$@"; do args+=("${a//@SHA@/$sha}"); done
   redis-benchmark -p "$port" -n "$N" -P 16 -c 10 -r "$KEYSPACE" "${args[@]}" >/dev/null
-  callgrind_control -i on "$pid" >/dev/null
+  callgrind_control -i on "$pid" >/dev/null 2>&1
   redis-benchmark -p "$port" -n "$N" -P 16 -c 10 -r "$KEYSPACE" "${args[@]}" >/dev/null
-  callgrind_control -i off "$pid" >/dev/null
+  callgrind_control -i off "$pid" >/dev/null 2>&1
   local errors
   errors=$(redis-cli -p "$port" info errorstats | grep -c '^errorstat' || true)
   redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
   wait "$pid" || true
   local total
-  total=$(callgrind_annotate "$OUT/$name.cg" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1; exit}')
+  # awk reads to the end: an early exit would kill callgrind_annotate with SIGPIPE.
+  total=$(callgrind_annotate "$OUT/$name.cg" 2>/dev/null |
+    awk '/PROGRAM TOTALS/ && !done {gsub(",", "", $1); print $1; done = 1}')
   printf '| %s | %s | %s |\n' "$name" "$((total / N))" "$errors"
 }
 
