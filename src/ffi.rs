@@ -732,23 +732,27 @@ impl Key {
     }
 }
 
-/// Replicates `cmd args…` (effects replication, inside this command's
-/// MULTI/EXEC) with every argument as a binary-safe buffer. Up to 7 arguments.
-pub fn replicate(ctx: &Context, cmd: &std::ffi::CStr, args: &[&[u8]]) {
-    // SAFETY: the format has one `b` (pointer, length) per argument, each
-    // buffer is live for the call, and Replicate copies them.
+/// Replicates `cmd key args…` (effects replication, inside this command's
+/// MULTI/EXEC): the key passed as the string it is (format `s`: no copy),
+/// every other argument as a binary-safe buffer (`b`). Up to 6 of those.
+pub fn replicate(ctx: &Context, cmd: &std::ffi::CStr, key: &RedisString, args: &[&[u8]]) {
+    // SAFETY: the format has one `s` (a live RedisModuleString, whose
+    // refcount Replicate takes) then one `b` (pointer, length) per argument,
+    // each buffer live for the call, and Replicate copies them.
     unsafe {
         let rep = raw::RedisModule_Replicate.expect("Replicate exists on every server");
-        let c = ctx.ctx;
+        let (c, k, cmd) = (ctx.ctx, key.inner, cmd.as_ptr());
         let p = |i: usize| args[i].as_ptr().cast::<libc::c_char>();
         let l = |i: usize| args[i].len();
         match args.len() {
-            1 => rep(c, cmd.as_ptr(), c"b".as_ptr(), p(0), l(0)),
-            2 => rep(c, cmd.as_ptr(), c"bb".as_ptr(), p(0), l(0), p(1), l(1)),
+            0 => rep(c, cmd, c"s".as_ptr(), k),
+            1 => rep(c, cmd, c"sb".as_ptr(), k, p(0), l(0)),
+            2 => rep(c, cmd, c"sbb".as_ptr(), k, p(0), l(0), p(1), l(1)),
             3 => rep(
                 c,
-                cmd.as_ptr(),
-                c"bbb".as_ptr(),
+                cmd,
+                c"sbbb".as_ptr(),
+                k,
                 p(0),
                 l(0),
                 p(1),
@@ -758,8 +762,9 @@ pub fn replicate(ctx: &Context, cmd: &std::ffi::CStr, args: &[&[u8]]) {
             ),
             4 => rep(
                 c,
-                cmd.as_ptr(),
-                c"bbbb".as_ptr(),
+                cmd,
+                c"sbbbb".as_ptr(),
+                k,
                 p(0),
                 l(0),
                 p(1),
@@ -768,26 +773,12 @@ pub fn replicate(ctx: &Context, cmd: &std::ffi::CStr, args: &[&[u8]]) {
                 l(2),
                 p(3),
                 l(3),
-            ),
-            5 => rep(
-                c,
-                cmd.as_ptr(),
-                c"bbbbb".as_ptr(),
-                p(0),
-                l(0),
-                p(1),
-                l(1),
-                p(2),
-                l(2),
-                p(3),
-                l(3),
-                p(4),
-                l(4),
             ),
             6 => rep(
                 c,
-                cmd.as_ptr(),
-                c"bbbbbb".as_ptr(),
+                cmd,
+                c"sbbbbbb".as_ptr(),
+                k,
                 p(0),
                 l(0),
                 p(1),
@@ -801,27 +792,26 @@ pub fn replicate(ctx: &Context, cmd: &std::ffi::CStr, args: &[&[u8]]) {
                 p(5),
                 l(5),
             ),
-            7 => rep(
-                c,
-                cmd.as_ptr(),
-                c"bbbbbbb".as_ptr(),
-                p(0),
-                l(0),
-                p(1),
-                l(1),
-                p(2),
-                l(2),
-                p(3),
-                l(3),
-                p(4),
-                l(4),
-                p(5),
-                l(5),
-                p(6),
-                l(6),
-            ),
-            n => panic!("replicate: {n} arguments is more than this wrapper takes"),
+            n => panic!("replicate: {n} arguments after the key is not supported"),
         };
+    }
+}
+
+/// Replicates `ZADD key score member` with the key and member passed as the
+/// strings they are (no copies) and the score as text.
+pub fn replicate_zadd(ctx: &Context, key: &RedisString, score: &[u8], member: &RedisString) {
+    // SAFETY: format `sbs`: a live string, a (pointer, length) buffer live
+    // for the call, a live string.
+    unsafe {
+        raw::RedisModule_Replicate.expect("Replicate exists on every server")(
+            ctx.ctx,
+            c"ZADD".as_ptr(),
+            c"sbs".as_ptr(),
+            key.inner,
+            score.as_ptr().cast::<libc::c_char>(),
+            score.len(),
+            member.inner,
+        );
     }
 }
 

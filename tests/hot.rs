@@ -2137,7 +2137,10 @@ fn watch_fails_on_keys_a_write_changed_and_holds_on_keys_it_left_alone() {
     let r = watched_exec(&mut w, &[b, &pv, &meta], &mut || {
         assert_eq!(view(&mut c, b, b"a1", b"v1", t + 1).status, "duplicate");
     });
-    assert!(matches!(r, Value::Array(_)), "EXEC after a duplicate: {r:?}");
+    assert!(
+        matches!(r, Value::Array(_)),
+        "EXEC after a duplicate: {r:?}"
+    );
     // A counted view changes the board: the transaction is aborted.
     let r = watched_exec(&mut w, &[b], &mut || {
         assert_eq!(view(&mut c, b, b"a1", b"v2", t + 2).status, "counted");
@@ -2149,7 +2152,10 @@ fn watch_fails_on_keys_a_write_changed_and_holds_on_keys_it_left_alone() {
     let r = watched_exec(&mut w, &[lb], &mut || {
         ok(&mut c, &[b"RANK.INCR", lb, b"m", b"0"]);
     });
-    assert!(matches!(r, Value::Array(_)), "EXEC after RANK.INCR by 0: {r:?}");
+    assert!(
+        matches!(r, Value::Array(_)),
+        "EXEC after RANK.INCR by 0: {r:?}"
+    );
     let r = watched_exec(&mut w, &[lb], &mut || {
         ok(&mut c, &[b"RANK.INCR", lb, b"m", b"1"]);
     });

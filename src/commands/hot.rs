@@ -372,10 +372,10 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 
     let score = f.score(pv, uv, published, t);
     let added = board_h.zset_add(score, article_rs)?;
-    zadd_effect(ctx, b.key, score, article);
+    zadd_effect(ctx, b.key, score, article_rs);
     if added || new_pub.is_some() {
         pub_h.zset_add(published as f64, article_rs)?;
-        zadd_effect(ctx, &pubidx, published as f64, article);
+        zadd_effect(ctx, &pubidx, published as f64, article_rs);
     }
     if let Some((_, cur, cur_h, _)) = &mut dd_h {
         let fresh = cur_h.kind() == KeyKind::Empty;
@@ -386,18 +386,11 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             let at = now + 2 * window;
             cur_h.expire_at(at, now);
             let at_s = IntText::new(at);
-            let args = [cur.as_slice(), &e[..], b"PXAT", at_s.as_bytes()];
+            let args = [&e[..], b"PXAT", at_s.as_bytes()];
             effect(ctx, cur, Event::String, c"set", c"SET", &args);
             ffi::notify(ctx, Event::Generic, c"expire", cur);
         } else {
-            effect(
-                ctx,
-                cur,
-                Event::String,
-                c"append",
-                c"APPEND",
-                &[cur.as_slice(), &e],
-            );
+            effect(ctx, cur, Event::String, c"append", c"APPEND", &[&e]);
         }
     }
     let mut uv_h = ffi::Key::open(ctx, &uv_key, true);
@@ -456,19 +449,12 @@ fn bump(
     let text = IntText::new(new);
     h.write(text.as_bytes())?;
     match expire_at {
-        None => effect(
-            ctx,
-            name,
-            Event::String,
-            c"incrby",
-            c"INCRBY",
-            &[name.as_slice(), b"1"],
-        ),
+        None => effect(ctx, name, Event::String, c"incrby", c"INCRBY", &[b"1"]),
         // A new counter with its expiry: one replicated command, not two.
         Some(at) => {
             h.expire_at(at, now);
             let at_s = IntText::new(at);
-            let args = [name.as_slice(), text.as_bytes(), b"PXAT", at_s.as_bytes()];
+            let args = [text.as_bytes(), b"PXAT", at_s.as_bytes()];
             effect(ctx, name, Event::String, c"set", c"SET", &args);
             ffi::notify(ctx, Event::Generic, c"expire", name);
         }
@@ -486,14 +472,13 @@ fn expire_effect(ctx: &Context, name: &RedisString, h: &mut ffi::Key, at: i64, n
         Event::Generic,
         c"expire",
         c"PEXPIREAT",
-        &[name.as_slice(), at_s.as_bytes()],
+        &[at_s.as_bytes()],
     );
 }
 
 /// Replicates a low-level `HSET name f v …` (up to 3 fields).
 fn hset_effect(ctx: &Context, name: &RedisString, fields: &[(&std::ffi::CStr, &[u8])]) {
-    let mut args: Vec<&[u8]> = Vec::with_capacity(1 + 2 * fields.len());
-    args.push(name.as_slice());
+    let mut args: Vec<&[u8]> = Vec::with_capacity(2 * fields.len());
     for (k, v) in fields {
         args.extend([k.to_bytes(), *v]);
     }
@@ -539,14 +524,7 @@ fn forget<A: AsRef<[u8]>>(b: &Board, pubidx: &RedisString, articles: &[A]) -> Re
         for meta in &metas {
             let mut h = open_typed(b.ctx, meta, KeyKind::Hash, true)?;
             if h.hash_del(&[c"pv", c"uv"]) > 0 {
-                effect(
-                    b.ctx,
-                    meta,
-                    Event::Hash,
-                    c"hdel",
-                    c"HDEL",
-                    &[meta.as_slice(), b"pv", b"uv"],
-                );
+                effect(b.ctx, meta, Event::Hash, c"hdel", c"HDEL", &[b"pv", b"uv"]);
             }
         }
     }

@@ -205,9 +205,9 @@ pub fn bulk(b: impl Into<Vec<u8>>) -> RedisValue {
 }
 
 /// Publishes the effect of a low-level write to `name`: replicates `cmd
-/// args…` (the exact command with exact values; `args` starts with the key
-/// name), fires keyspace event `event` of `class`, and signals the key as
-/// modified, as the command itself would.
+/// name args…` (the exact command with exact values), fires keyspace event
+/// `event` of `class`, and signals the key as modified, as the command
+/// itself would.
 pub fn effect(
     ctx: &Context,
     name: &RedisString,
@@ -216,23 +216,18 @@ pub fn effect(
     cmd: &std::ffi::CStr,
     args: &[&[u8]],
 ) {
-    ffi::replicate(ctx, cmd, args);
+    ffi::replicate(ctx, cmd, name, args);
     ffi::notify(ctx, class, event, name);
     ffi::signal_modified(ctx, name);
 }
 
 /// Replicates a low-level `ZADD name score member` (the score as its
 /// shortest exact text), with its `zadd` event and WATCH signal.
-pub fn zadd_effect(ctx: &Context, name: &RedisString, score: f64, member: &[u8]) {
+pub fn zadd_effect(ctx: &Context, name: &RedisString, score: f64, member: &RedisString) {
     let text = crate::parse::ScoreText::new(score);
-    effect(
-        ctx,
-        name,
-        ffi::Event::ZSet,
-        c"zadd",
-        c"ZADD",
-        &[name.as_slice(), text.as_bytes(), member],
-    );
+    ffi::replicate_zadd(ctx, name, text.as_bytes(), member);
+    ffi::notify(ctx, ffi::Event::ZSet, c"zadd", name);
+    ffi::signal_modified(ctx, name);
 }
 
 /// Opens `name` for reading or writing and checks its type (`want`, or

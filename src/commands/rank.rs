@@ -49,7 +49,7 @@ fn current(
 fn zadd(ctx: &Context, board: &RedisString, packed: f64, member: &[u8]) -> Res<()> {
     let m = RedisString::create_from_slice(ctx.ctx, member);
     ffi::Key::open(ctx, board, true).zset_add(packed, &m)?;
-    zadd_effect(ctx, board, packed, member);
+    zadd_effect(ctx, board, packed, &m);
     Ok(())
 }
 
@@ -151,7 +151,7 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
         call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
     }
     board_h.zset_add(packed, member)?;
-    zadd_effect(ctx, board, packed, member.as_slice());
+    zadd_effect(ctx, board, packed, member);
     Ok(RedisValue::Integer(new))
 }
 
