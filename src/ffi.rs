@@ -734,7 +734,10 @@ impl Key {
 
 /// Replicates `cmd key args…` (effects replication, inside this command's
 /// MULTI/EXEC): the key passed as the string it is (format `s`: no copy),
-/// every other argument as a binary-safe buffer (`b`). Up to 6 of those.
+/// every other argument as a binary-safe buffer (`b`). Up to 6 of those:
+/// the callers' fixed shapes (INCRBY, APPEND, PEXPIREAT, SET … PXAT, HDEL,
+/// HSET of up to 3 fields) need at most 6; more is a bug caught by the
+/// panic guard.
 pub fn replicate(ctx: &Context, cmd: &std::ffi::CStr, key: &RedisString, args: &[&[u8]]) {
     // SAFETY: the format has one `s` (a live RedisModuleString, whose
     // refcount Replicate takes) then one `b` (pointer, length) per argument,
@@ -773,6 +776,22 @@ pub fn replicate(ctx: &Context, cmd: &std::ffi::CStr, key: &RedisString, args: &
                 l(2),
                 p(3),
                 l(3),
+            ),
+            5 => rep(
+                c,
+                cmd,
+                c"sbbbbb".as_ptr(),
+                k,
+                p(0),
+                l(0),
+                p(1),
+                l(1),
+                p(2),
+                l(2),
+                p(3),
+                l(3),
+                p(4),
+                l(4),
             ),
             6 => rep(
                 c,
