@@ -349,9 +349,20 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     // is invalid (PFADD changed a register); it is replicated because it
     // rewrites that cache, and replicas must match byte for byte.
     let changed = reply_int(&call(ctx, true, "PFADD", &[uv_key.as_slice(), visitor])?) == Some(1);
-    let uv = match (!changed).then(|| hll_cached_count(ctx, &uv_key)).flatten() {
+    // One handle on the HLL for the cached count and, later, its expiry;
+    // closed around PFCOUNT, which rewrites the key.
+    let mut uv_h = ffi::Key::open(ctx, &uv_key, true);
+    let cached = (!changed && uv_h.kind() == KeyKind::String)
+        .then(|| crate::hot::hll_cached_card(uv_h.read()))
+        .flatten();
+    let uv = match cached {
         Some(n) => n,
-        None => reply_int(&call(ctx, true, "PFCOUNT", &[uv_key.as_slice()])?).unwrap_or(0),
+        None => {
+            drop(uv_h);
+            let n = reply_int(&call(ctx, true, "PFCOUNT", &[uv_key.as_slice()])?).unwrap_or(0);
+            uv_h = ffi::Key::open(ctx, &uv_key, true);
+            n
+        }
     };
     let pv = pv_old + 1;
     bump(ctx, &pv_key, &mut pv_h, pv_old, None, now)?;
@@ -393,7 +404,6 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             effect(ctx, cur, Event::String, c"append", c"APPEND", &[&e]);
         }
     }
-    let mut uv_h = ffi::Key::open(ctx, &uv_key, true);
     refresh_retention(
         ctx,
         now,
@@ -418,18 +428,6 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         stats::add(&stats::UPKEEP_ERRORS, 1);
     }
     Ok(view_reply(pv, uv, score, "counted"))
-}
-
-/// The cardinality cached in a HyperLogLog's header (bytes 8..16, little
-/// endian; the top bit of byte 15 set means stale), which is exactly what
-/// PFCOUNT would return without recomputing. `None` when the key is not a
-/// valid-looking HLL or the cache is stale. Format: Redis `hyperloglog.c`.
-fn hll_cached_count(ctx: &Context, uv_key: &RedisString) -> Option<i64> {
-    let h = ffi::Key::open(ctx, uv_key, false);
-    if h.kind() != KeyKind::String {
-        return None;
-    }
-    crate::hot::hll_cached_card(h.read())
 }
 
 /// Adds one to a counter whose value `old` was read through `h`, keeping
