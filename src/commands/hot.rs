@@ -3,8 +3,8 @@
 //! articles).
 
 use super::{
-    bulk, call, counter_value, effect, expect_type, guard, hash_field, open_typed, reply_array,
-    reply_int, write_time, zadd_effect, Args, Fail, Res,
+    bulk, call, counter_of, counter_value, effect, expect_type, guard, hash_field, open_typed,
+    reply_array, reply_int, write_time, zadd_effect, Args, Fail, Res,
 };
 use crate::ffi::{Event, KeyKind};
 use crate::hot::{dedup, in_window, is_duplicate, Formula, TopN};
@@ -86,8 +86,7 @@ fn facts(ctx: &Context, meta_key: &RedisString) -> Res<Option<Facts>> {
 fn counter(ctx: &Context, key: &RedisString) -> Res<i64> {
     match super::reply_bytes(&call(ctx, false, "GET", &[key.as_slice()])?) {
         None => Ok(0),
-        Some(v) => parse_i64("value", &v)
-            .map_err(|_| Fail::Msg("ERR hotrank counter key does not hold an integer".into())),
+        Some(v) => counter_value(&v),
     }
 }
 
@@ -283,7 +282,7 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         None => None,
     };
     let vv_before = match &vv_h {
-        Some((_, h)) => counter_value(h.read())?,
+        Some((_, h)) => counter_of(h)?,
         None => 0,
     };
     if vv_before == i64::MAX {
@@ -311,7 +310,7 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     if vv.is_some() && vv_before + 1 > vmax {
         let sus = b.key(Kind::Suspicious, &[article], true)?;
         let mut sus_h = open_typed(ctx, &sus, KeyKind::String, true)?;
-        let old = counter_value(sus_h.read())?;
+        let old = counter_of(&sus_h)?;
         if old == i64::MAX {
             return Err(Fail::Msg("ERR hotrank counter would overflow".into()));
         }
@@ -340,7 +339,7 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
 
     // Counted. The pv counter must take one more before anything is written.
-    let pv_old = counter_value(pv_h.read())?;
+    let pv_old = counter_of(&pv_h)?;
     if pv_old == i64::MAX {
         return Err(Fail::Msg("ERR hotrank counter would overflow".into()));
     }

@@ -246,11 +246,16 @@ pub fn open_typed(
     }
 }
 
-/// Parses a counter's bytes (empty: 0). Error unless it is an integer.
+/// Parses a counter's value. Error, as INCRBY gives, unless it is an integer.
 pub fn counter_value(bytes: &[u8]) -> Res<i64> {
-    if bytes.is_empty() {
-        return Ok(0);
-    }
     crate::parse::parse_i64("value", bytes)
         .map_err(|_| Fail::Msg("ERR hotrank counter key does not hold an integer".into()))
+}
+
+/// A counter read through an open handle: 0 when the key is missing.
+pub fn counter_of(h: &ffi::Key) -> Res<i64> {
+    if h.kind() == ffi::KeyKind::Empty {
+        return Ok(0);
+    }
+    counter_value(h.read())
 }
