@@ -3,11 +3,12 @@
 //! articles).
 
 use super::{
-    bulk, call, counter_of, counter_value, effect, expect_type, guard, hash_field, open_typed,
-    reply_array, reply_int, write_time, zadd_effect, Args, Fail, Res,
+    bulk, call, counter_of, counter_value, effect, expect_type, guard, open_typed,
+    reply_array, reply_int, write_time, wrong_type, zadd_effect, Args, Fail, Res,
 };
 use crate::ffi::{Event, KeyKind};
-use crate::hot::{dedup, in_window, is_duplicate, Formula, TopN};
+use crate::hot::view::{self, Outcome, ViewFacts};
+use crate::hot::{dedup, in_window, Formula, TopN};
 use crate::keys::{self, Kind};
 use crate::parse::IntText;
 use crate::parse::{
@@ -16,9 +17,6 @@ use crate::parse::{
 use crate::{config, ffi, stats};
 use redis_module::{raw::KeyType, Context, RedisResult, RedisString, RedisValue};
 
-const F_PUBLISHED: &str = "publishedAt";
-const F_MAX_VIEW: &str = "maxViewAt";
-const F_FINGERPRINT: &str = "fp";
 const MIXED: &[u8] = b"mixed";
 /// Most results one HOT.TOP may return.
 pub const MAX_LIMIT: i64 = 10_000;
@@ -63,6 +61,42 @@ struct Facts {
     published: Option<i64>,
 }
 
+/// The fields of an article's meta hash, each checked to be an integer.
+struct MetaFacts {
+    pv: Option<i64>,
+    uv: Option<i64>,
+    published: Option<i64>,
+}
+
+/// An error for a derived key whose value hotrank did not write: it is
+/// refused, never misread or overwritten.
+fn not_ours(name: &RedisString, what: &str) -> Fail {
+    Fail::Msg(format!(
+        "ERR hotrank key '{}' {what}: it holds a value hotrank did not write; delete it",
+        name.as_slice().escape_ascii()
+    ))
+}
+
+/// An integer field of a hash hotrank writes (`None` when missing).
+fn int_field(name: &RedisString, field: &str, v: Option<RedisString>) -> Res<Option<i64>> {
+    match v {
+        None => Ok(None),
+        Some(s) => parse_i64(field, s.as_slice())
+            .map(Some)
+            .map_err(|_| not_ours(name, &format!("has a field '{field}' that is not an integer"))),
+    }
+}
+
+/// Reads the meta hash's `pv`, `uv` and `publishedAt` in one lookup.
+fn meta_facts(name: &RedisString, h: &ffi::Key) -> Res<MetaFacts> {
+    let [pv, uv, published] = h.hash_get([c"pv", c"uv", c"publishedAt"]);
+    Ok(MetaFacts {
+        pv: int_field(name, "pv", pv)?,
+        uv: int_field(name, "uv", uv)?,
+        published: int_field(name, "publishedAt", published)?,
+    })
+}
+
 /// Reads the meta hash's `pv` (mirror of the counter, written with it),
 /// `uv` (last PFCOUNT) and `publishedAt`: one hash lookup, and no string
 /// read that would change a counter's encoding. `None` for an unknown article.
@@ -71,13 +105,61 @@ fn facts(ctx: &Context, meta_key: &RedisString) -> Res<Option<Facts>> {
     if meta.kind() == KeyKind::Empty {
         return Ok(None);
     }
-    let [pv, uv, published] = meta.hash_get([c"pv", c"uv", c"publishedAt"]);
-    let num = |v: Option<RedisString>| v.and_then(|s| parse_i64("field", s.as_slice()).ok());
-    let (pv, uv, published) = (num(pv).unwrap_or(0), num(uv).unwrap_or(0), num(published));
+    let m = meta_facts(meta_key, &meta)?;
+    let (pv, uv, published) = (m.pv.unwrap_or(0), m.uv.unwrap_or(0), m.published);
     if pv == 0 && published.is_none() {
         return Ok(None);
     }
     Ok(Some(Facts { pv, uv, published }))
+}
+
+/// The board record (derived hash `board`: `maxViewAt`, `fp`), checked;
+/// `None` when the board has none.
+fn board_record(name: &RedisString, h: &ffi::Key) -> Res<Option<(Option<i64>, Option<Vec<u8>>)>> {
+    if h.kind() == KeyKind::Empty {
+        return Ok(None);
+    }
+    let [max, fp] = h.hash_get([c"maxViewAt", c"fp"]);
+    Ok(Some((
+        int_field(name, "maxViewAt", max)?,
+        fp.map(|s| s.as_slice().to_vec()),
+    )))
+}
+
+/// How a HOT board is recognised: its ZSET is missing or empty, or it has a
+/// board record (the derived `board` hash that every counted view writes),
+/// and it is not a RANK board (no RANK layout). Anything else is a ZSET
+/// hotrank's HOT commands did not make: refused, so its members are never
+/// rescored or trimmed away.
+fn check_hot_board(b: &Board, board: &ffi::Key, has_record: bool) -> Res<()> {
+    let foreign = if board.kind() == KeyKind::ZSet && board.len() > 0 {
+        !has_record
+    } else {
+        let layout = b.key(Kind::Layout, &[], false)?;
+        ffi::Key::open(b.ctx, &layout, false).kind() != KeyKind::Empty
+    };
+    if foreign {
+        return Err(Fail::Msg(
+            "ERR key holds a ZSET that was not made by HOT (no board record, or a RANK board); use another key"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Fails as PFADD would unless `name` is missing or a string with a valid
+/// HyperLogLog header (magic, encoding, dense length), so a view never
+/// fails half way on it.
+fn check_hll(ctx: &Context, name: &RedisString) -> Res<()> {
+    let h = ffi::Key::open(ctx, name, false);
+    match h.kind() {
+        KeyKind::Empty => Ok(()),
+        KeyKind::String if crate::hot::hll_header_ok(h.read()) => Ok(()),
+        KeyKind::String => Err(Fail::Msg(
+            "WRONGTYPE Key is not a valid HyperLogLog string value.".into(),
+        )),
+        _ => Err(wrong_type()),
+    }
 }
 
 /// Reads a counter with GET (a direct string read would convert an
@@ -148,63 +230,130 @@ pub fn publish(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 4)?;
     let b = Board::open(ctx, &mut args)?;
-    let article = args.next_rs()?.as_slice();
+    let article_rs = args.next_rs()?;
+    let article = article_rs.as_slice();
     let published = parse_time_ms("published_at", args.next_rs()?.as_slice())?;
-    let (pv, meta) = (
+    let f = config::formula();
+    if !f.is_valid() {
+        return Err(view_error(view::ViewError::BadFormula));
+    }
+    // Read: every key is named, ACL-checked, opened and checked first.
+    let (pv, uv, meta) = (
         b.key(Kind::Pv, &[article], true)?,
+        b.key(Kind::Uv, &[article], true)?,
         b.key(Kind::Meta, &[article], true)?,
     );
     let hb = b.key(Kind::HotBoard, &[], true)?;
     let pubidx = b.key(Kind::PubIndex, &[], true)?;
-    expect_type(ctx, b.key, KeyType::ZSet)?;
-    expect_type(ctx, &pv, KeyType::String)?;
-    expect_type(ctx, &meta, KeyType::Hash)?;
-    expect_type(ctx, &hb, KeyType::Hash)?;
-    expect_type(ctx, &pubidx, KeyType::ZSet)?;
-    counter(ctx, &pv)?;
-    let existing = facts(ctx, &meta)?;
+    let mut board_h = open_typed(ctx, b.key, KeyKind::ZSet, true)?;
+    let mut hb_h = open_typed(ctx, &hb, KeyKind::Hash, true)?;
+    check_hot_board(&b, &board_h, board_record(&hb, &hb_h)?.is_some())?;
+    let mut meta_h = open_typed(ctx, &meta, KeyKind::Hash, true)?;
+    let m = meta_facts(&meta, &meta_h)?;
+    let mut pub_h = open_typed(ctx, &pubidx, KeyKind::ZSet, true)?;
+    let mut pv_h = open_typed(ctx, &pv, KeyKind::String, true)?;
+    counter_of(&pv_h)?;
+    let mut uv_h = open_typed(ctx, &uv, KeyKind::String, true)?;
     let now = ffi::now_ms();
-    let p = published.to_string();
-    let r = call(
+
+    // Decide: an article on the board is rescored now, so its stored score
+    // stays an upper bound of its later scores, and its publish-index entry
+    // follows the new time whatever happened to its other keys (retention).
+    let on_board = board_h.zset_score(article_rs).is_some();
+    let rescore = m.pv.filter(|&pv| on_board && pv > 0).map(|pv| {
+        f.score(pv, m.uv.unwrap_or(0), published, now)
+    });
+    let reindex = on_board && pub_h.zset_score(article_rs) != Some(published as f64);
+
+    // Write.
+    let p = IntText::new(published);
+    let fields = [(c"publishedAt", p.as_bytes())];
+    meta_h.hash_set(&fields);
+    hset_effect(ctx, &meta, &fields);
+    refresh_retention(
         ctx,
-        true,
-        "HSET",
-        &[meta.as_slice(), F_PUBLISHED.as_bytes(), p.as_bytes()],
-    )?;
-    // All of the article's keys, so the meta hash (and its pv/uv copies)
-    // never outlives the counters.
-    let uv = b.key(Kind::Uv, &[article], true)?;
-    {
-        let mut hs = [&pv, &uv, &meta].map(|k| ffi::Key::open(ctx, k, true));
-        let [h0, h1, h2] = &mut hs;
-        refresh_retention(ctx, now, &mut [(&pv, h0), (&uv, h1), (&meta, h2)]);
-    }
-    // An article already on the board is rescored now, so its stored score
-    // stays an upper bound of its later scores, and re-indexed.
-    if let Some(a) = existing.filter(|a| a.pv > 0) {
-        let f = config::formula();
-        let score = f.score(a.pv, a.uv, published, now);
-        call(
-            ctx,
-            true,
-            "ZADD",
-            &[b.bytes(), format_score(score).as_bytes(), article],
-        )?;
-        call(
-            ctx,
-            true,
-            "ZADD",
-            &[pubidx.as_slice(), p.as_bytes(), article],
-        )?;
-        let mut hb_h = ffi::Key::open(ctx, &hb, true);
+        now,
+        &mut [(&pv, &mut pv_h), (&uv, &mut uv_h), (&meta, &mut meta_h)],
+    );
+    if let Some(score) = rescore {
+        board_h.zset_add(score, article_rs)?;
+        zadd_effect(ctx, b.key, score, article_rs);
         note_board_write(ctx, &hb, &mut hb_h, &f, now);
     }
-    Ok(RedisValue::Integer(reply_int(&r).unwrap_or(0)))
+    if reindex {
+        pub_h.zset_add(published as f64, article_rs)?;
+        zadd_effect(ctx, &pubidx, published as f64, article_rs);
+    }
+    Ok(RedisValue::Integer(i64::from(m.published.is_none())))
 }
 
 /// `HOT.VIEW K article visitor [AT t]` → `[pv, uv, score, status]`.
 pub fn view(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, view_impl)
+}
+
+/// Names of the keys one view may touch, each ACL-checked for writing
+/// (read for the dedup shards of other generations).
+struct ViewKeys {
+    pv: RedisString,
+    uv: RedisString,
+    meta: RedisString,
+    hb: RedisString,
+    pubidx: RedisString,
+    /// Visitor-views counter, when the abnormal-traffic check is on.
+    vv: Option<RedisString>,
+    /// Dedup shards, when dedup is on: (generation, name); the first is
+    /// the view's own generation, the one a counted view appends to.
+    dedup: Vec<(i64, RedisString)>,
+}
+
+impl ViewKeys {
+    fn new(b: &Board, article: &[u8], visitor: &[u8], t: i64, now: i64, fp: u64) -> Res<Self> {
+        let window = config::dedup_ms();
+        let mut dedup = Vec::new();
+        if window > 0 {
+            let shard = dedup::shard(fp, config::get(&config::DEDUP_SHARDS) as u32);
+            let (gens, n) = dedup::generations(t, window, now);
+            for (i, g) in gens[..n].iter().enumerate() {
+                let (w, gt, s) = (
+                    IntText::new(window / 1000),
+                    IntText::new(*g),
+                    IntText::new(i64::from(shard)),
+                );
+                let part = [w.as_bytes(), b":", gt.as_bytes(), b":", s.as_bytes()].concat();
+                dedup.push((*g, b.key(Kind::Dedup, &[&part], i == 0)?));
+            }
+        }
+        let vv = if config::get(&config::VISITOR_MAX_VIEWS) > 0 {
+            let vwin = config::get(&config::VISITOR_WINDOW_SECONDS) * 1000;
+            let (secs, n) = (IntText::new(vwin / 1000), IntText::new(t.div_euclid(vwin)));
+            let w = [secs.as_bytes(), b":", n.as_bytes()].concat();
+            Some(b.key(Kind::VisitorViews, &[&w, visitor], true)?)
+        } else {
+            None
+        };
+        Ok(ViewKeys {
+            pv: b.key(Kind::Pv, &[article], true)?,
+            uv: b.key(Kind::Uv, &[article], true)?,
+            meta: b.key(Kind::Meta, &[article], true)?,
+            hb: b.key(Kind::HotBoard, &[], true)?,
+            pubidx: b.key(Kind::PubIndex, &[], true)?,
+            vv,
+            dedup,
+        })
+    }
+}
+
+/// The open handles of one view (the read step), closed before upkeep.
+struct ViewHandles {
+    board: ffi::Key,
+    hb: ffi::Key,
+    meta: ffi::Key,
+    pv: ffi::Key,
+    pubidx: ffi::Key,
+    vv: Option<ffi::Key>,
+    /// The own generation's dedup shard (written by a counted view).
+    dedup: Option<ffi::Key>,
 }
 
 fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
@@ -223,173 +372,183 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
     let (t, now) = write_time(at)?;
     let f = config::formula();
-
-    // Every key this view may write, ACL-checked, opened once and
-    // type-checked before any write. The handles are closed before upkeep,
-    // which works through RedisModule_Call.
-    let pv_key = b.key(Kind::Pv, &[article], true)?;
-    let uv_key = b.key(Kind::Uv, &[article], true)?;
-    let meta = b.key(Kind::Meta, &[article], true)?;
-    let hb = b.key(Kind::HotBoard, &[], true)?;
-    let pubidx = b.key(Kind::PubIndex, &[], true)?;
-    let window = config::dedup_ms();
     let fp = dedup::fingerprint(article, visitor);
-    let dd = if window > 0 {
-        let (g, s) = (
-            dedup::generation(t, window),
-            dedup::shard(fp, config::get(&config::DEDUP_SHARDS) as u32),
-        );
-        let name = |gen: i64, write: bool| {
-            let (w, g, s) = (
-                IntText::new(window / 1000),
-                IntText::new(gen),
-                IntText::new(i64::from(s)),
-            );
-            let part = [w.as_bytes(), b":", g.as_bytes(), b":", s.as_bytes()].concat();
-            b.key(Kind::Dedup, &[&part], write)
-        };
-        Some((g, name(g, true)?, name(g - 1, false)?))
-    } else {
-        None
-    };
-    let (vmax, vwin) = (
-        config::get(&config::VISITOR_MAX_VIEWS),
-        config::get(&config::VISITOR_WINDOW_SECONDS) * 1000,
-    );
-    let vv = if vmax > 0 {
-        let (secs, n) = (IntText::new(vwin / 1000), IntText::new(t.div_euclid(vwin)));
-        let w = [secs.as_bytes(), b":", n.as_bytes()].concat();
-        Some(b.key(Kind::VisitorViews, &[&w, visitor], true)?)
-    } else {
-        None
-    };
-    let mut board_h = open_typed(ctx, b.key, KeyKind::ZSet, true)?;
-    let mut meta_h = open_typed(ctx, &meta, KeyKind::Hash, true)?;
-    let mut hb_h = open_typed(ctx, &hb, KeyKind::Hash, true)?;
-    let mut pub_h = open_typed(ctx, &pubidx, KeyKind::ZSet, true)?;
-    let mut pv_h = open_typed(ctx, &pv_key, KeyKind::String, true)?;
-    let mut vv_h = match &vv {
-        Some(k) => Some((k, open_typed(ctx, k, KeyKind::String, true)?)),
+    let window = config::dedup_ms();
+
+    // Read: every key this view may write is named, ACL-checked, opened
+    // once and checked (type, and the format of what hotrank stores in it)
+    // before anything is written.
+    let k = ViewKeys::new(&b, article, visitor, t, now, fp)?;
+    let board = open_typed(ctx, b.key, KeyKind::ZSet, true)?;
+    let hb = open_typed(ctx, &k.hb, KeyKind::Hash, true)?;
+    let record = board_record(&k.hb, &hb)?;
+    check_hot_board(&b, &board, record.is_some())?;
+    let meta = open_typed(ctx, &k.meta, KeyKind::Hash, true)?;
+    let mf = meta_facts(&k.meta, &meta)?;
+    let pv = open_typed(ctx, &k.pv, KeyKind::String, true)?;
+    let pubidx = open_typed(ctx, &k.pubidx, KeyKind::ZSet, true)?;
+    check_hll(ctx, &k.uv)?;
+    let vv = match &k.vv {
+        Some(name) => Some(open_typed(ctx, name, KeyKind::String, true)?),
         None => None,
     };
-    let mut dd_h = match &dd {
-        Some((g, cur, prev)) => Some((
-            *g,
-            cur,
-            open_typed(ctx, cur, KeyKind::String, true)?,
-            open_typed(ctx, prev, KeyKind::String, false)?,
-        )),
-        None => None,
-    };
-    let vv_before = match &vv_h {
-        Some((_, h)) => counter_of(h)?,
-        None => 0,
-    };
-    if vv_before == i64::MAX {
-        return Err(Fail::Msg("ERR hotrank counter would overflow".into()));
-    }
-    let [published, uv_mirror, pv_mirror] = meta_h.hash_get([c"publishedAt", c"uv", c"pv"]);
-    let published = published.and_then(|s| parse_i64("p", s.as_slice()).ok());
-    let mirror = |v: Option<RedisString>| v.and_then(|s| parse_i64("f", s.as_slice()).ok());
-    let (uv_mirror, pv_mirror) = (mirror(uv_mirror), mirror(pv_mirror));
-    let current = || {
-        let (pv, uv) = (pv_mirror.unwrap_or(0), uv_mirror.unwrap_or(0));
-        (pv, uv, f.score(pv, uv, published.unwrap_or(t), t))
-    };
-
-    // The visitor's views in this window (abnormal-traffic detection).
-    let bump_visitor = |vv_h: &mut Option<(&RedisString, ffi::Key)>| -> Res<()> {
-        if let Some((name, h)) = vv_h {
-            let expire = (vv_before == 0).then_some(now + vwin);
-            bump(ctx, name, h, vv_before, expire, now)?;
+    let mut duplicate = false;
+    let mut own_shard = None;
+    for (i, (g, name)) in k.dedup.iter().enumerate() {
+        let h = open_typed(ctx, name, KeyKind::String, i == 0)?;
+        if !dedup::well_formed(h.read()) {
+            return Err(not_ours(name, "is not a hotrank dedup shard (12-byte entries)"));
         }
-        Ok(())
+        duplicate = duplicate || dedup::seen_near(&[(*g, h.read())], fp, t, window);
+        if i == 0 {
+            own_shard = Some(h);
+        }
+    }
+    let facts = ViewFacts {
+        t,
+        pv: counter_of(&pv)?,
+        published: mf.published,
+        visitor_views: vv.as_ref().map(counter_of).transpose()?,
+        visitor_max: config::get(&config::VISITOR_MAX_VIEWS),
+        duplicate,
+    };
+    let mut h = ViewHandles {
+        board,
+        hb,
+        meta,
+        pv,
+        pubidx,
+        vv,
+        dedup: own_shard,
     };
 
-    // Abnormal traffic: past the limit, views only feed the suspicious counter.
-    if vv.is_some() && vv_before + 1 > vmax {
-        let sus = b.key(Kind::Suspicious, &[article], true)?;
-        let mut sus_h = open_typed(ctx, &sus, KeyKind::String, true)?;
-        let old = counter_of(&sus_h)?;
-        if old == i64::MAX {
-            return Err(Fail::Msg("ERR hotrank counter would overflow".into()));
+    // Decide (pure), then write.
+    let current = |mf: &MetaFacts| {
+        let (pv, uv) = (mf.pv.unwrap_or(0), mf.uv.unwrap_or(0));
+        (pv, uv, f.score(pv, uv, mf.published.unwrap_or(t), t))
+    };
+    match view::decide(&f, &facts).map_err(view_error)? {
+        Outcome::Suspicious => {
+            let sus = b.key(Kind::Suspicious, &[article], true)?;
+            let mut sus_h = open_typed(ctx, &sus, KeyKind::String, true)?;
+            let old = counter_of(&sus_h)?;
+            if old == i64::MAX {
+                return Err(overflow());
+            }
+            bump_visitor(ctx, &k, &mut h, &facts, now)?;
+            bump(ctx, &sus, &mut sus_h, old, None, now)?;
+            refresh_retention(ctx, now, &mut [(&sus, &mut sus_h)]);
+            stats::add(&stats::VIEWS_SUSPICIOUS, 1);
+            let (pv, uv, score) = current(&mf);
+            Ok(view_reply(pv, uv, score, "suspicious"))
         }
-        bump_visitor(&mut vv_h)?;
-        bump(ctx, &sus, &mut sus_h, old, None, now)?;
-        refresh_retention(ctx, now, &mut [(&sus, &mut sus_h)]);
-        stats::add(&stats::VIEWS_SUSPICIOUS, 1);
-        let (pv, uv, score) = current();
-        return Ok(view_reply(pv, uv, score, "suspicious"));
-    }
-
-    // Dedup: the last counted view of this pair lies in this generation or the one before.
-    if let Some((g, _, cur_h, prev_h)) = &dd_h {
-        let last = dedup::last_in(cur_h.read(), fp, *g, window).max(dedup::last_in(
-            prev_h.read(),
-            fp,
-            g - 1,
-            window,
-        ));
-        if is_duplicate(last, t, window) {
-            bump_visitor(&mut vv_h)?;
+        Outcome::Duplicate => {
+            bump_visitor(ctx, &k, &mut h, &facts, now)?;
             stats::add(&stats::VIEWS_DUPLICATE, 1);
-            let (pv, uv, score) = current();
-            return Ok(view_reply(pv, uv, score, "duplicate"));
+            let (pv, uv, score) = current(&mf);
+            Ok(view_reply(pv, uv, score, "duplicate"))
+        }
+        Outcome::Counted {
+            pv,
+            published,
+            new_publish,
+        } => {
+            let (uv, score) =
+                write_counted(&b, &k, h, &f, &facts, (article_rs, visitor), pv, published, new_publish, now)?;
+            Ok(view_reply(pv, uv, score, "counted"))
         }
     }
+}
 
-    // Counted. The pv counter must take one more before anything is written.
-    let pv_old = counter_of(&pv_h)?;
-    if pv_old == i64::MAX {
-        return Err(Fail::Msg("ERR hotrank counter would overflow".into()));
+/// The standard error of a counter that cannot take one more.
+fn overflow() -> Fail {
+    Fail::Msg("ERR hotrank counter would overflow".into())
+}
+
+fn view_error(e: view::ViewError) -> Fail {
+    match e {
+        view::ViewError::Overflow => overflow(),
+        view::ViewError::BadFormula => {
+            Fail::Msg("ERR hotrank formula configs are out of range; check CONFIG GET hotrank.*".into())
+        }
     }
-    // PFADD is the first write: a corrupt HyperLogLog fails it, and nothing
-    // is written. PFCOUNT runs only when the cached count in the HLL header
-    // is invalid (PFADD changed a register); it is replicated because it
-    // rewrites that cache, and replicas must match byte for byte.
-    let changed = reply_int(&call(ctx, true, "PFADD", &[uv_key.as_slice(), visitor])?) == Some(1);
-    // One handle on the HLL for the cached count and, later, its expiry;
-    // closed around PFCOUNT, which rewrites the key.
-    let mut uv_h = ffi::Key::open(ctx, &uv_key, true);
-    let cached = (!changed && uv_h.kind() == KeyKind::String)
-        .then(|| crate::hot::hll_cached_card(uv_h.read()))
-        .flatten();
+}
+
+/// Adds this view to the visitor's view count (abnormal-traffic check).
+fn bump_visitor(ctx: &Context, k: &ViewKeys, h: &mut ViewHandles, v: &ViewFacts, now: i64) -> Res<()> {
+    if let (Some(name), Some(vh), Some(before)) = (&k.vv, &mut h.vv, v.visitor_views) {
+        let vwin = config::get(&config::VISITOR_WINDOW_SECONDS) * 1000;
+        let expire = (before == 0).then_some(now + vwin);
+        bump(ctx, name, vh, before, expire, now)?;
+    }
+    Ok(())
+}
+
+/// The write step of a counted view: PFADD (the first write; a corrupt
+/// HyperLogLog fails it and nothing is written), the PV and visitor
+/// counters, the meta hash, the board and publish index, the dedup entry,
+/// expiries and the board record; then upkeep. Returns (uv, score).
+#[allow(clippy::too_many_arguments)]
+fn write_counted(
+    b: &Board,
+    k: &ViewKeys,
+    mut h: ViewHandles,
+    f: &Formula,
+    v: &ViewFacts,
+    (article, visitor): (&RedisString, &[u8]),
+    pv: i64,
+    published: i64,
+    new_publish: bool,
+    now: i64,
+) -> Res<(i64, f64)> {
+    let ctx = b.ctx;
+    let t = v.t;
+    // PFCOUNT runs only when the cached count in the HLL header is invalid
+    // (PFADD changed a register); it is replicated because it rewrites that
+    // cache, and replicas must match byte for byte.
+    let changed = reply_int(&call(ctx, true, "PFADD", &[k.uv.as_slice(), visitor])?) == Some(1);
+    let cached = if changed {
+        None
+    } else {
+        let uv_h = ffi::Key::open(ctx, &k.uv, false);
+        (uv_h.kind() == KeyKind::String)
+            .then(|| crate::hot::hll_cached_card(uv_h.read()))
+            .flatten()
+    };
     let uv = match cached {
         Some(n) => n,
-        None => {
-            drop(uv_h);
-            let n = reply_int(&call(ctx, true, "PFCOUNT", &[uv_key.as_slice()])?).unwrap_or(0);
-            uv_h = ffi::Key::open(ctx, &uv_key, true);
-            n
-        }
+        None => reply_int(&call(ctx, true, "PFCOUNT", &[k.uv.as_slice()])?).unwrap_or(0),
     };
-    let pv = pv_old + 1;
-    bump(ctx, &pv_key, &mut pv_h, pv_old, None, now)?;
-    bump_visitor(&mut vv_h)?;
+    let score = f.score(pv, uv, published, t);
+    bump(ctx, &k.pv, &mut h.pv, pv - 1, None, now)?;
+    bump_visitor(ctx, k, &mut h, v, now)?;
 
-    let (published, new_pub) = match published {
-        Some(p) => (p, None),
-        None => (t, Some(IntText::new(t))),
-    };
-    let (pv_s, uv_s) = (IntText::new(pv), IntText::new(uv));
+    let (pv_s, uv_s, pub_s) = (IntText::new(pv), IntText::new(uv), IntText::new(published));
     let mut fields: Vec<(&std::ffi::CStr, &[u8])> = Vec::with_capacity(3);
     fields.extend([(c"pv", pv_s.as_bytes()), (c"uv", uv_s.as_bytes())]);
-    if let Some(p) = &new_pub {
-        fields.push((c"publishedAt", p.as_bytes()));
+    if new_publish {
+        fields.push((c"publishedAt", pub_s.as_bytes()));
     }
-    meta_h.hash_set(&fields);
-    hset_effect(ctx, &meta, &fields);
+    h.meta.hash_set(&fields);
+    hset_effect(ctx, &k.meta, &fields);
 
-    let score = f.score(pv, uv, published, t);
-    let added = board_h.zset_add(score, article_rs)?;
-    zadd_effect(ctx, b.key, score, article_rs);
-    if added || new_pub.is_some() {
-        pub_h.zset_add(published as f64, article_rs)?;
-        zadd_effect(ctx, &pubidx, published as f64, article_rs);
+    // A board that is gone (DEL, expiry) leaves its publish index behind:
+    // the index of a new board starts empty, so the two always agree.
+    if h.board.kind() == KeyKind::Empty && h.pubidx.kind() != KeyKind::Empty {
+        drop(h.pubidx);
+        call(ctx, true, "DEL", &[k.pubidx.as_slice()])?;
+        h.pubidx = ffi::Key::open(ctx, &k.pubidx, true);
     }
-    if let Some((_, cur, cur_h, _)) = &mut dd_h {
+    let added = h.board.zset_add(score, article)?;
+    zadd_effect(ctx, b.key, score, article);
+    if added || new_publish {
+        h.pubidx.zset_add(published as f64, article)?;
+        zadd_effect(ctx, &k.pubidx, published as f64, article);
+    }
+    if let (Some((_, cur)), Some(cur_h)) = (k.dedup.first(), &mut h.dedup) {
+        let window = config::dedup_ms();
         let fresh = cur_h.kind() == KeyKind::Empty;
-        let e = dedup::entry(fp, t, window);
+        let e = dedup::entry(dedup::fingerprint(article.as_slice(), visitor), t, window);
         cur_h.append(&e)?;
         if fresh {
             // A new shard with its expiry: one replicated SET … PXAT.
@@ -403,30 +562,27 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             effect(ctx, cur, Event::String, c"append", c"APPEND", &[&e]);
         }
     }
+    let mut uv_h = ffi::Key::open(ctx, &k.uv, true);
     refresh_retention(
         ctx,
         now,
-        &mut [
-            (&pv_key, &mut pv_h),
-            (&uv_key, &mut uv_h),
-            (&meta, &mut meta_h),
-        ],
+        &mut [(&k.pv, &mut h.pv), (&k.uv, &mut uv_h), (&k.meta, &mut h.meta)],
     );
-    note_board_write(ctx, &hb, &mut hb_h, &f, t);
+    note_board_write(ctx, &k.hb, &mut h.hb, f, t);
     stats::add(&stats::VIEWS_COUNTED, 1);
     // Upkeep of other articles must not fail a view that is already written
     // (a corrupt key of another article): count it and carry on. It works
     // through RedisModule_Call, so the handles are closed first.
-    let expired = expired_fronts(&b, &board_h, &pub_h);
-    let card = board_h.len() as i64;
-    drop((board_h, meta_h, hb_h, pub_h, pv_h, uv_h, vv_h, dd_h));
+    let expired = expired_fronts(b, &h.board, &h.pubidx);
+    let card = h.board.len() as i64;
+    drop((h, uv_h));
     if expired
-        .and_then(|e| upkeep(&b, &pubidx, &f, now, e, card))
+        .and_then(|e| upkeep(b, &k.pubidx, f, now, e, card))
         .is_err()
     {
         stats::add(&stats::UPKEEP_ERRORS, 1);
     }
-    Ok(view_reply(pv, uv, score, "counted"))
+    Ok((uv, score))
 }
 
 /// Adds one to a counter whose value `old` was read through `h`, keeping
@@ -605,12 +761,13 @@ fn upkeep(
 /// compared with the board's recorded bound.
 fn prune_ok(b: &Board, f: &Formula, q: i64, at_clock: bool) -> Res<bool> {
     let hb = b.key(Kind::HotBoard, &[], false)?;
-    expect_type(b.ctx, &hb, KeyType::Hash)?;
-    let fp = hash_field(b.ctx, &hb, F_FINGERPRINT)?;
+    let h = open_typed(b.ctx, &hb, KeyKind::Hash, false)?;
+    let Some((max_view, fp)) = board_record(&hb, &h)? else {
+        return Ok(false);
+    };
     if fp.as_deref() != Some(&f.fingerprint()[..]) {
         return Ok(false);
     }
-    let max_view = hash_field(b.ctx, &hb, F_MAX_VIEW)?.and_then(|v| parse_i64("f", &v).ok());
     Ok(at_clock || max_view.is_some_and(|m| m <= q))
 }
 
@@ -678,9 +835,15 @@ fn select_window(b: &Board, f: &Formula, q: i64, n: usize, w: i64) -> Res<Select
         "ZRANGEBYSCORE",
         &[pubidx.as_slice(), lo.as_bytes(), hi.as_bytes()],
     )?);
+    // The board decides membership: an index entry whose article is no
+    // longer on the board (the board was deleted or expired) is not offered.
+    let board = ffi::Key::open(b.ctx, b.key, false);
     let mut best = TopN::new(n);
     for article in &ids {
-        offer(b, f, q, Some(w), article, &mut best)?;
+        let member = RedisString::create_from_slice(b.ctx.ctx, article);
+        if board.zset_score(&member).is_some() {
+            offer(b, f, q, Some(w), article, &mut best)?;
+        }
     }
     Ok((best.into_sorted(), ids.len() as u64))
 }

@@ -142,18 +142,6 @@ pub fn expect_type(ctx: &Context, key: &RedisString, want: KeyType) -> Res<bool>
     }
 }
 
-/// Reads a hash field as bytes.
-pub fn hash_field(ctx: &Context, key: &RedisString, field: &str) -> Res<Option<Vec<u8>>> {
-    let k = ctx.open_key(key);
-    if k.key_type() == KeyType::Empty {
-        return Ok(None);
-    }
-    match k.hash_get(field) {
-        Ok(v) => Ok(v.map(|s| s.as_slice().to_vec())),
-        Err(_) => Err(wrong_type()),
-    }
-}
-
 /// Runs a Redis command through `RedisModule_Call`; `write` replicates it
 /// (effects replication: the exact command with exact values goes to
 /// replicas and the AOF, wrapped with the rest of this command's effects in

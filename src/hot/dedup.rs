@@ -58,13 +58,42 @@ pub fn entry(fp: u64, t_ms: i64, window_ms: i64) -> [u8; ENTRY] {
 
 /// The latest counted view of `fp` recorded in a generation's shard string.
 pub fn last_in(shard_bytes: &[u8], fp: u64, gen: i64, window_ms: i64) -> Option<i64> {
+    times_of(shard_bytes, fp, gen, window_ms).max()
+}
+
+/// The counted views of `fp` recorded in a generation's shard string (ms).
+fn times_of(shard_bytes: &[u8], fp: u64, gen: i64, window_ms: i64) -> impl Iterator<Item = i64> + '_ {
     let want = fp.to_le_bytes();
     shard_bytes
         .chunks_exact(ENTRY)
-        .filter(|e| e[..8] == want)
-        .map(|e| u32::from_le_bytes([e[8], e[9], e[10], e[11]]))
-        .max()
-        .map(|off| gen * window_ms + i64::from(off))
+        .filter(move |e| e[..8] == want)
+        .map(move |e| gen * window_ms + i64::from(u32::from_le_bytes([e[8], e[9], e[10], e[11]])))
+}
+
+/// Whether a shard string has the layout this module writes: whole
+/// 12-byte entries. Anything else (a value written by hand under a dedup
+/// key's name) must be refused, never read misaligned.
+pub fn well_formed(shard_bytes: &[u8]) -> bool {
+    shard_bytes.len() % ENTRY == 0
+}
+
+/// The generations whose shards can hold a counted view within the window
+/// of a view at `t_ms`: the view's own, the one before, and the one after
+/// when it has begun by `now_ms` (a view with `AT` in the past can be older
+/// than counted views; a view at the clock never is).
+pub fn generations(t_ms: i64, window_ms: i64, now_ms: i64) -> ([i64; 3], usize) {
+    let g = generation(t_ms, window_ms);
+    let next_begun = (g + 1).saturating_mul(window_ms) <= now_ms;
+    ([g, g - 1, g + 1], if next_begun { 3 } else { 2 })
+}
+
+/// Whether a view at `t_ms` repeats a counted view of `fp` in one of the
+/// given (generation, shard bytes) strings: see [`crate::hot::is_duplicate`]
+/// for the rule (strictly less than the window before or after it).
+pub fn seen_near(shards: &[(i64, &[u8])], fp: u64, t_ms: i64, window_ms: i64) -> bool {
+    shards.iter().any(|(gen, bytes)| {
+        times_of(bytes, fp, *gen, window_ms).any(|c| crate::hot::is_duplicate(Some(c), t_ms, window_ms))
+    })
 }
 
 #[cfg(test)]
@@ -107,22 +136,24 @@ mod tests {
         assert_eq!(last_in(&e, fp ^ 1, generation(t, w), w), None);
     }
 
-    /// Simulates the two-generation store against the one-key-per-pair model.
+    /// Simulates the generational store against the one-key-per-pair model.
     fn store_decides(views: &[(u8, u8, i64)], w: i64, shards: u32) -> Vec<bool> {
         let mut store: HashMap<(i64, u32), Vec<u8>> = HashMap::new();
         let mut out = Vec::new();
+        let mut now = i64::MIN;
         for &(a, v, t) in views {
+            now = now.max(t);
             let fp = fingerprint(&[a], &[v]);
-            let g = generation(t, w);
             let s = shard(fp, shards);
-            let last = [g - 1, g]
+            let (gens, n) = generations(t, w, now);
+            let found: Vec<(i64, &[u8])> = gens[..n]
                 .iter()
-                .filter_map(|gg| store.get(&(*gg, s)).and_then(|b| last_in(b, fp, *gg, w)))
-                .max();
-            let dup = is_duplicate(last, t, w);
+                .filter_map(|g| store.get(&(*g, s)).map(|b| (*g, b.as_slice())))
+                .collect();
+            let dup = seen_near(&found, fp, t, w);
             if !dup {
                 store
-                    .entry((g, s))
+                    .entry((generation(t, w), s))
                     .or_default()
                     .extend_from_slice(&entry(fp, t, w));
             }
@@ -131,21 +162,40 @@ mod tests {
         out
     }
 
+    #[test]
+    fn views_in_decreasing_time_are_duplicates_of_the_first() {
+        let w = 900_000;
+        let t = 1_700_000_000_000;
+        let views: Vec<(u8, u8, i64)> = (0..20).map(|i| (1, 1, t - 1000 * i)).collect();
+        let d = store_decides(&views, w, 16);
+        assert!(!d[0]);
+        assert!(d[1..].iter().all(|&x| x), "{d:?}");
+    }
+
+    #[test]
+    fn a_shard_of_odd_length_is_not_well_formed() {
+        assert!(well_formed(b""));
+        assert!(well_formed(&[0u8; 24]));
+        assert!(!well_formed(&[0u8; 13]));
+    }
+
     proptest! {
-        /// With view times in order, the compact store decides exactly as
-        /// one key per pair holding the last counted view time would.
+        /// In any order of view times, the compact store decides exactly
+        /// as a per-pair model holding every counted view time would: a
+        /// view is a duplicate when it lies strictly within the window
+        /// before or after any counted view of its pair.
         #[test]
         fn compact_store_matches_per_pair_model(
-            mut views in prop::collection::vec((0u8..4, 0u8..4, 0i64..10_000_000), 1..200),
+            views in prop::collection::vec((0u8..4, 0u8..4, 0i64..10_000_000), 1..200),
             w in 1i64..3_000_000,
             shards in 1u32..8,
         ) {
-            views.sort_by_key(|v| v.2);
-            let mut last: HashMap<(u8, u8), i64> = HashMap::new();
+            let mut counted: HashMap<(u8, u8), Vec<i64>> = HashMap::new();
             let mut want = Vec::new();
             for &(a, v, t) in &views {
-                let dup = is_duplicate(last.get(&(a, v)).copied(), t, w);
-                if !dup { last.insert((a, v), t); }
+                let c = counted.entry((a, v)).or_default();
+                let dup = c.iter().any(|&x| (t - x).abs() < w);
+                if !dup { c.push(t); }
                 want.push(dup);
             }
             prop_assert_eq!(store_decides(&views, w, shards), want);

@@ -3,6 +3,7 @@
 //! milliseconds since the unix epoch.
 
 pub mod dedup;
+pub mod view;
 
 use std::cmp::Ordering;
 
@@ -36,7 +37,28 @@ impl Default for Formula {
     }
 }
 
+/// Largest `alpha` and `beta` (`hotrank.alpha`, `hotrank.beta`; smallest 0).
+pub const WEIGHT_MAX: f64 = 1e6;
+/// Smallest `base` in hours (`hotrank.base`). With it, every score is finite:
+/// the numerator is at most 2·1e6·(2^63−1) ≈ 1.8e25 and the denominator at
+/// least 0.001^10 = 1e-30, so a score is at most ≈ 1.8e55; the largest
+/// denominator, (2.6e12 h + 1e6)^10 ≈ 1.4e124 for any i64 age, is finite too.
+pub const BASE_MIN: f64 = 0.001;
+/// Largest `base` in hours.
+pub const BASE_MAX: f64 = 1e6;
+/// Largest `gamma` (smallest 0).
+pub const GAMMA_MAX: f64 = 10.0;
+
 impl Formula {
+    /// Whether every parameter is within its config range, which makes every
+    /// score finite and non-negative (see [`BASE_MIN`]).
+    pub fn is_valid(&self) -> bool {
+        (0.0..=WEIGHT_MAX).contains(&self.alpha)
+            && (0.0..=WEIGHT_MAX).contains(&self.beta)
+            && (BASE_MIN..=BASE_MAX).contains(&self.base)
+            && (0.0..=GAMMA_MAX).contains(&self.gamma)
+    }
+
     /// The time-independent numerator `alpha·pv + beta·uv`.
     pub fn numerator(&self, pv: i64, uv: i64) -> f64 {
         self.alpha * pv as f64 + self.beta * uv as f64
@@ -67,16 +89,15 @@ impl Formula {
     }
 }
 
-/// Whether a view at `at_ms` is a repeat of a counted view at `last_counted_ms`:
-/// true when `0 <= at_ms - last_counted_ms < window_ms`. The window starts at
-/// each counted view (duplicates do not extend it); a view older than the last
-/// counted one (an out-of-order AT) is counted.
+/// Whether a view at `at_ms` repeats a counted view at `last_counted_ms`:
+/// true when they are strictly less than `window_ms` apart, the counted view
+/// before or after it (`|at_ms - last_counted_ms| < window_ms`). The window
+/// lies around each counted view (duplicates do not extend it), so views
+/// replayed out of order (`AT` times going backwards) are deduplicated the
+/// same as views in order. A window of 0 turns dedup off.
 pub fn is_duplicate(last_counted_ms: Option<i64>, at_ms: i64, window_ms: i64) -> bool {
     match last_counted_ms {
-        Some(last) => {
-            let gap = at_ms.saturating_sub(last);
-            (0..window_ms).contains(&gap)
-        }
+        Some(last) => at_ms.abs_diff(last) < window_ms.max(0) as u64,
         None => false,
     }
 }
@@ -181,6 +202,21 @@ pub fn trim_slack(max: i64) -> i64 {
     (max / 2).max(16)
 }
 
+/// Whether `bytes` pass the server's HyperLogLog check (`isHLLObjectOrReply`
+/// in Redis `hyperloglog.c`): at least a 16-byte header, magic `HYLL`,
+/// encoding 0 (dense) or 1 (sparse), and a dense value of exactly
+/// 16 + 12,288 bytes. PFADD and PFCOUNT refuse anything else with WRONGTYPE.
+pub fn hll_header_ok(bytes: &[u8]) -> bool {
+    const DENSE_LEN: usize = 16 + 16_384 * 6 / 8;
+    bytes.len() >= 16
+        && &bytes[..4] == b"HYLL"
+        && match bytes[4] {
+            0 => bytes.len() == DENSE_LEN,
+            1 => true,
+            _ => false,
+        }
+}
+
 /// The cardinality a Redis HyperLogLog caches in its header, exactly what
 /// `PFCOUNT` returns without recomputing; `None` when the bytes are not a
 /// well-formed HLL header or the cache is stale.
@@ -271,8 +307,10 @@ mod tests {
         assert!(is_duplicate(Some(0), 0, w));
         assert!(is_duplicate(Some(0), 899_999, w));
         assert!(!is_duplicate(Some(0), 900_000, w));
-        // An out-of-order view older than the last counted one is counted.
-        assert!(!is_duplicate(Some(1_000_000), 999_999, w));
+        // An out-of-order view within the window before a counted one is a duplicate.
+        assert!(is_duplicate(Some(1_000_000), 999_999, w));
+        assert!(is_duplicate(Some(1_000_000), 100_001, w));
+        assert!(!is_duplicate(Some(1_000_000), 100_000, w));
         // A window of 0 turns dedup off.
         assert!(!is_duplicate(Some(0), 0, 0));
     }
