@@ -299,7 +299,9 @@ struct ViewKeys {
     uv: RedisString,
     meta: RedisString,
     hb: RedisString,
-    pubidx: RedisString,
+    /// The publish index, named only when the view may write it (the
+    /// article is new to the board or has no publish time).
+    pubidx: Option<RedisString>,
     /// Visitor-views counter, when the abnormal-traffic check is on.
     vv: Option<RedisString>,
     /// Dedup shards, when dedup is on: (generation, name); the first is
@@ -337,7 +339,7 @@ impl ViewKeys {
             uv: b.key(Kind::Uv, &[article], true)?,
             meta: b.key(Kind::Meta, &[article], true)?,
             hb: b.key(Kind::HotBoard, &[], true)?,
-            pubidx: b.key(Kind::PubIndex, &[], true)?,
+            pubidx: None,
             vv,
             dedup,
         })
@@ -350,7 +352,10 @@ struct ViewHandles {
     hb: ffi::Key,
     meta: ffi::Key,
     pv: ffi::Key,
-    pubidx: ffi::Key,
+    /// Open only when the view may write it (see [`ViewKeys::pubidx`]).
+    pubidx: Option<ffi::Key>,
+    /// Whether the article is on the board before this view.
+    on_board: bool,
     vv: Option<ffi::Key>,
     /// The own generation's dedup shard (written by a counted view).
     dedup: Option<ffi::Key>,
@@ -378,15 +383,23 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     // Read: every key this view may write is named, ACL-checked, opened
     // once and checked (type, and the format of what hotrank stores in it)
     // before anything is written.
-    let k = ViewKeys::new(&b, article, visitor, t, now, fp)?;
+    let mut k = ViewKeys::new(&b, article, visitor, t, now, fp)?;
     let board = open_typed(ctx, b.key, KeyKind::ZSet, true)?;
+    let on_board = board.zset_score(article_rs).is_some();
     let hb = open_typed(ctx, &k.hb, KeyKind::Hash, true)?;
     let record = board_record(&k.hb, &hb)?;
     check_hot_board(&b, &board, record.is_some())?;
     let meta = open_typed(ctx, &k.meta, KeyKind::Hash, true)?;
     let mf = meta_facts(&k.meta, &meta)?;
     let pv = open_typed(ctx, &k.pv, KeyKind::String, true)?;
-    let pubidx = open_typed(ctx, &k.pubidx, KeyKind::ZSet, true)?;
+    let pubidx = if on_board && mf.published.is_some() {
+        None
+    } else {
+        let name = b.key(Kind::PubIndex, &[], true)?;
+        let h = open_typed(ctx, &name, KeyKind::ZSet, true)?;
+        k.pubidx = Some(name);
+        Some(h)
+    };
     check_hll(ctx, &k.uv)?;
     let vv = match &k.vv {
         Some(name) => Some(open_typed(ctx, name, KeyKind::String, true)?),
@@ -418,6 +431,7 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         meta,
         pv,
         pubidx,
+        on_board,
         vv,
         dedup: own_shard,
     };
@@ -534,16 +548,17 @@ fn write_counted(
 
     // A board that is gone (DEL, expiry) leaves its publish index behind:
     // the index of a new board starts empty, so the two always agree.
-    if h.board.kind() == KeyKind::Empty && h.pubidx.kind() != KeyKind::Empty {
-        drop(h.pubidx);
-        call(ctx, true, "DEL", &[k.pubidx.as_slice()])?;
-        h.pubidx = ffi::Key::open(ctx, &k.pubidx, true);
+    if let (Some(name), Some(p)) = (&k.pubidx, &mut h.pubidx) {
+        if h.board.kind() == KeyKind::Empty && p.kind() != KeyKind::Empty {
+            call(ctx, true, "DEL", &[name.as_slice()])?;
+            *p = ffi::Key::open(ctx, name, true);
+        }
     }
-    let added = h.board.zset_add(score, article)?;
+    h.board.zset_add(score, article)?;
     zadd_effect(ctx, b.key, score, article);
-    if added || new_publish {
-        h.pubidx.zset_add(published as f64, article)?;
-        zadd_effect(ctx, &k.pubidx, published as f64, article);
+    if let (Some(name), Some(p)) = (&k.pubidx, &mut h.pubidx) {
+        p.zset_add(published as f64, article)?;
+        zadd_effect(ctx, name, published as f64, article);
     }
     if let (Some((_, cur)), Some(cur_h)) = (k.dedup.first(), &mut h.dedup) {
         let window = config::dedup_ms();
@@ -570,17 +585,22 @@ fn write_counted(
     );
     note_board_write(ctx, &k.hb, &mut h.hb, f, t);
     stats::add(&stats::VIEWS_COUNTED, 1);
-    // Upkeep of other articles must not fail a view that is already written
-    // (a corrupt key of another article): count it and carry on. It works
-    // through RedisModule_Call, so the handles are closed first.
-    let expired = expired_fronts(b, &h.board, &h.pubidx);
-    let card = h.board.len() as i64;
-    drop((h, uv_h));
-    if expired
-        .and_then(|e| upkeep(b, &k.pubidx, f, now, e, card))
-        .is_err()
-    {
-        stats::add(&stats::UPKEEP_ERRORS, 1);
+    // Upkeep runs when the board grows (an article new to it): the board
+    // only outgrows max-articles, and retention only leaves dead articles
+    // behind to sweep, as fast as articles are added. Upkeep of other
+    // articles must not fail a view that is already written (a corrupt key
+    // of another article): count it and carry on. It works through
+    // RedisModule_Call, so the handles are closed first.
+    if let (false, Some(name), Some(p)) = (h.on_board, &k.pubidx, &h.pubidx) {
+        let expired = expired_fronts(b, &h.board, p);
+        let card = h.board.len() as i64;
+        drop((h, uv_h));
+        if expired
+            .and_then(|e| upkeep(b, name, f, now, e, card))
+            .is_err()
+        {
+            stats::add(&stats::UPKEEP_ERRORS, 1);
+        }
     }
     Ok((uv, score))
 }
