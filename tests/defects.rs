@@ -429,12 +429,20 @@ fn view_on_a_new_board_failing_on_a_bad_article_key_writes_nothing() {
 // 2. WINDOW after re-publish following retention
 // ---------------------------------------------------------------------------
 
-#[test]
-fn window_lists_an_article_republished_after_retention_expired_it() {
+/// Publishes `a` 10 days ago and views it, expires its pv, uv and meta keys
+/// (as retention does), optionally views another article `b`, re-publishes
+/// `a` a minute ago and views it. With `older_live`, an article published
+/// 20 days ago and alive is the board's lowest and oldest, so the sweep
+/// that a counted view does never reaches `a`. Returns a failure message.
+fn republish_after_retention(older_live: bool, view_other: bool) -> Option<String> {
     let s = start();
     let mut c = s.conn();
     let b: &[u8] = b"hot:{ret}";
     let now = now_ms();
+    if older_live {
+        publish(&mut c, b, b"z", now - 20 * DAY);
+        ok(&mut c, &[b"HOT.VIEW", b, b"z", b"v0"]);
+    }
     publish(&mut c, b, b"a", now - 10 * DAY);
     ok(&mut c, &[b"HOT.VIEW", b, b"a", b"v1"]);
     // Retention: the article's pv, uv and meta keys expire together.
@@ -446,18 +454,33 @@ fn window_lists_an_article_republished_after_retention_expired_it() {
     for kind in [Kind::Pv, Kind::Uv, Kind::Meta] {
         wait_gone(&mut c, &dkey(b, kind, &[b"a"]));
     }
-    ok(&mut c, &[b"HOT.VIEW", b, b"b", b"v2"]);
+    if view_other {
+        ok(&mut c, &[b"HOT.VIEW", b, b"b", b"v2"]);
+    }
     publish(&mut c, b, b"a", now_ms() - 60_000);
     ok(&mut c, &[b"HOT.VIEW", b, b"a", b"v3"]);
     let all = top(&mut c, b, &[]);
-    assert!(all.contains(&"a".to_string()), "HOT.TOP {all:?}");
     let win = top(&mut c, b, &["WINDOW", "1h"]);
-    assert!(
-        win.contains(&"a".to_string()),
-        "HOT.TOP WINDOW 1h {win:?}, HOT.TOP {all:?}, pub index {:?}",
-        ok(&mut c, &[b"ZRANGE", &dkey(b, Kind::PubIndex, &[]), b"0", b"-1", b"WITHSCORES"])
-    );
-    assert_eq!(win, all, "both published within the hour");
+    let mut want: Vec<String> = all.iter().filter(|a| *a != "z").cloned().collect();
+    want.sort();
+    let mut got = win.clone();
+    got.sort();
+    (!all.contains(&"a".to_string()) || got != want).then(|| {
+        format!(
+            "older live article: {older_live}, view of b: {view_other}: HOT.TOP {all:?}, \
+             HOT.TOP WINDOW 1h {win:?}, publish index {:?}",
+            ok(&mut c, &[b"ZRANGE", &dkey(b, Kind::PubIndex, &[]), b"0", b"-1", b"WITHSCORES"])
+        )
+    })
+}
+
+#[test]
+fn window_lists_an_article_republished_after_retention_expired_it() {
+    let failures: Vec<String> = [(false, true), (true, true), (false, false), (true, false)]
+        .into_iter()
+        .filter_map(|(older, other)| republish_after_retention(older, other))
+        .collect();
+    assert!(failures.is_empty(), "{failures:#?}");
 }
 
 // ---------------------------------------------------------------------------
@@ -817,11 +840,17 @@ fn meta_hash_with_a_non_integer_published_at_is_refused() {
     view(&mut c, b, b"a", b"v1", t);
     let meta = dkey(b, Kind::Meta, &[b"a"]);
     let mut failures = Vec::new();
-    for bad in [&b"abc"[..], b"1.5", b"", b"12abc"] {
+    for (i, bad) in [&b"abc"[..], b"1.5", b"", b"12abc"].into_iter().enumerate() {
         ok(&mut c, &[b"HSET", &meta, b"publishedAt", bad]);
         let before = snapshot(&mut c);
         let what = format!("publishedAt {:?}", String::from_utf8_lossy(bad));
-        match run(&mut c, &[b"HOT.VIEW", b, b"a", b"v2", b"AT", ts(t).as_bytes()]) {
+        // A new visitor each time, so the view would be counted.
+        let visitor = format!("new{i}");
+        let r = run(
+            &mut c,
+            &[b"HOT.VIEW", b, b"a", visitor.as_bytes(), b"AT", ts(t).as_bytes()],
+        );
+        match r {
             Ok(v) => failures.push(format!("{what}: HOT.VIEW replied {v:?}")),
             Err(e) => {
                 let e = error_text(&e);
