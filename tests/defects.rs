@@ -99,7 +99,11 @@ fn server_survives(s: &mut Server, c: &mut Connection) {
 }
 
 fn config_try(c: &mut Connection, name: &str, value: &str) -> redis::RedisResult<()> {
-    redis::cmd("CONFIG").arg("SET").arg(name).arg(value).query(c)
+    redis::cmd("CONFIG")
+        .arg("SET")
+        .arg(name)
+        .arg(value)
+        .query(c)
 }
 
 fn config_get(c: &mut Connection, name: &str) -> String {
@@ -176,18 +180,18 @@ fn dedup_shard_name(
 fn wait_gone(c: &mut Connection, key: &[u8]) {
     let deadline = Instant::now() + Duration::from_secs(5);
     while exists(c, key) {
-        assert!(Instant::now() < deadline, "{} did not expire", key.escape_ascii());
+        assert!(
+            Instant::now() < deadline,
+            "{} did not expire",
+            key.escape_ascii()
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
 }
 
 /// Asserts a failed command left every key as it was.
 #[track_caller]
-fn assert_unchanged(
-    c: &mut Connection,
-    before: &BTreeMap<Vec<u8>, (Vec<u8>, bool)>,
-    what: &str,
-) {
+fn assert_unchanged(c: &mut Connection, before: &BTreeMap<Vec<u8>, (Vec<u8>, bool)>, what: &str) {
     let after = snapshot(c);
     assert_eq!(
         after.len(),
@@ -342,7 +346,11 @@ fn publish_with_a_degenerate_formula_succeeds_finitely_or_writes_nothing() {
     // 0 / base^10 (0/0 when base^10 underflows).
     let future = ts(now_ms() + DAY);
     match run(&mut c, &[b"HOT.PUBLISH", b, b"a", future.as_bytes()]) {
-        Err(e) => assert_unchanged(&mut c, &before, &format!("HOT.PUBLISH failed ({})", error_text(&e))),
+        Err(e) => assert_unchanged(
+            &mut c,
+            &before,
+            &format!("HOT.PUBLISH failed ({})", error_text(&e)),
+        ),
         Ok(_) => {
             let st = stats_map(&mut c, b, b"a").expect("stats");
             assert!(is_finite_score(&st["score"]), "{st:?}");
@@ -369,12 +377,20 @@ fn view_on_a_new_board_failing_on_a_bad_article_key_writes_nothing() {
             ok(c, &[b"SET", &dkey(b, Kind::Pv, &[b"art"]), b"abc"]);
         }),
         ("uv holding a non-HyperLogLog string", |c, b, _| {
-            ok(c, &[b"SET", &dkey(b, Kind::Uv, &[b"art"]), b"not a hyperloglog"]);
+            ok(
+                c,
+                &[b"SET", &dkey(b, Kind::Uv, &[b"art"]), b"not a hyperloglog"],
+            );
         }),
         ("meta publishedAt holding abc", |c, b, _| {
             ok(
                 c,
-                &[b"HSET", &dkey(b, Kind::Meta, &[b"art"]), b"publishedAt", b"abc"],
+                &[
+                    b"HSET",
+                    &dkey(b, Kind::Meta, &[b"art"]),
+                    b"publishedAt",
+                    b"abc",
+                ],
             );
         }),
         ("visitor-views counter holding abc", |c, b, vv| {
@@ -386,7 +402,10 @@ fn view_on_a_new_board_failing_on_a_bad_article_key_writes_nothing() {
         // The suspicious counter is read when the visitor is over its limit:
         // visitor-max-views is 1 for this case and the visitor has 1 view.
         ("suspicious counter holding abc", |c, b, vv| {
-            ok(c, &[b"SET", &dkey(b, Kind::VisitorViews, &[vv, b"vis"]), b"1"]);
+            ok(
+                c,
+                &[b"SET", &dkey(b, Kind::VisitorViews, &[vv, b"vis"]), b"1"],
+            );
             ok(c, &[b"SET", &dkey(b, Kind::Suspicious, &[b"art"]), b"abc"]);
         }),
     ];
@@ -396,10 +415,17 @@ fn view_on_a_new_board_failing_on_a_bad_article_key_writes_nothing() {
         let b = b.as_bytes();
         ok(&mut c, &[b"FLUSHALL"]);
         let sus = what.starts_with("suspicious");
-        config_set(&mut c, "hotrank.visitor-max-views", if sus { "1" } else { "60" });
+        config_set(
+            &mut c,
+            "hotrank.visitor-max-views",
+            if sus { "1" } else { "60" },
+        );
         plant(&mut c, b, vv_part.as_bytes());
         let before = snapshot(&mut c);
-        let r = run(&mut c, &[b"HOT.VIEW", b, b"art", b"vis", b"AT", ts(t).as_bytes()]);
+        let r = run(
+            &mut c,
+            &[b"HOT.VIEW", b, b"art", b"vis", b"AT", ts(t).as_bytes()],
+        );
         let after = snapshot(&mut c);
         match r {
             Ok(v) => failures.push(format!("{what}: HOT.VIEW replied {v:?}, not an error")),
@@ -469,7 +495,16 @@ fn republish_after_retention(older_live: bool, view_other: bool) -> Option<Strin
         format!(
             "older live article: {older_live}, view of b: {view_other}: HOT.TOP {all:?}, \
              HOT.TOP WINDOW 1h {win:?}, publish index {:?}",
-            ok(&mut c, &[b"ZRANGE", &dkey(b, Kind::PubIndex, &[]), b"0", b"-1", b"WITHSCORES"])
+            ok(
+                &mut c,
+                &[
+                    b"ZRANGE",
+                    &dkey(b, Kind::PubIndex, &[]),
+                    b"0",
+                    b"-1",
+                    b"WITHSCORES"
+                ]
+            )
         )
     })
 }
@@ -501,7 +536,11 @@ fn view_and_publish_on_a_foreign_zset_are_refused_and_write_nothing() {
     let mut c = s.conn();
     let mut p = redis::pipe();
     for i in 0..2000 {
-        p.cmd("ZADD").arg("big").arg(i).arg(format!("m{i}")).ignore();
+        p.cmd("ZADD")
+            .arg("big")
+            .arg(i)
+            .arg(format!("m{i}"))
+            .ignore();
     }
     p.query::<()>(&mut c).expect("ZADD big");
     let before = snapshot(&mut c);
@@ -512,7 +551,10 @@ fn view_and_publish_on_a_foreign_zset_are_refused_and_write_nothing() {
     assert_eq!(dbsize(&mut c), n);
     assert_unchanged(&mut c, &before, "HOT.VIEW big");
     // A member that is on the ZSET, and with AT.
-    let e = fail(&mut c, &[b"HOT.VIEW", b"big", b"m5", b"v", b"AT", ts(T0).as_bytes()]);
+    let e = fail(
+        &mut c,
+        &[b"HOT.VIEW", b"big", b"m5", b"v", b"AT", ts(T0).as_bytes()],
+    );
     assert_not_made_by_hot(&e);
     assert_unchanged(&mut c, &before, "HOT.VIEW big m5");
     for a in [&b"a"[..], b"m5"] {
@@ -630,8 +672,14 @@ fn views_out_of_order_within_the_window_of_a_counted_view_are_duplicates() {
     // Exactly one window before (not strictly less) is counted again,
     // and so is one window after.
     assert_eq!(view(&mut c, b, b"a", b"v", t - 900_000).status, "counted");
-    assert_eq!(view(&mut c, b, b"a", b"v", t - 900_000 - 899_999).status, "duplicate");
-    assert_eq!(view(&mut c, b, b"a", b"v", t + 900_000 - 1).status, "duplicate");
+    assert_eq!(
+        view(&mut c, b, b"a", b"v", t - 900_000 - 899_999).status,
+        "duplicate"
+    );
+    assert_eq!(
+        view(&mut c, b, b"a", b"v", t + 900_000 - 1).status,
+        "duplicate"
+    );
     assert_eq!(view(&mut c, b, b"a", b"v", t + 900_000).status, "counted");
 }
 
@@ -766,7 +814,10 @@ fn shuffled_nasa_replay_matches_the_two_sided_dedup_model() {
             other => panic!("HOT.STATS {}: {other:?}", String::from_utf8_lossy(a)),
         };
         if got != *want && pv_off.len() < 20 {
-            pv_off.push(format!("{}: pv {got}, want {want}", String::from_utf8_lossy(a)));
+            pv_off.push(format!(
+                "{}: pv {got}, want {want}",
+                String::from_utf8_lossy(a)
+            ));
         }
     }
     println!(
@@ -799,7 +850,10 @@ fn dedup_shard_that_is_not_whole_entries_is_refused_and_nothing_is_written() {
             ok(&mut c, &[b"FLUSHALL"]);
             let b: &[u8] = b"hot:{dd}";
             if existing_board {
-                ok(&mut c, &[b"HOT.VIEW", b, b"other", b"v", b"AT", ts(t).as_bytes()]);
+                ok(
+                    &mut c,
+                    &[b"HOT.VIEW", b, b"other", b"v", b"AT", ts(t).as_bytes()],
+                );
             }
             let shard = dedup_shard_name(b, b"a", b"v", t, 900, 4096, dg);
             ok(&mut c, &[b"SET", &shard, b"0123456789abc"]);
@@ -808,7 +862,10 @@ fn dedup_shard_that_is_not_whole_entries_is_refused_and_nothing_is_written() {
                 "13-byte shard of {which} ({} board)",
                 if existing_board { "existing" } else { "new" }
             );
-            match run(&mut c, &[b"HOT.VIEW", b, b"a", b"v", b"AT", ts(t).as_bytes()]) {
+            match run(
+                &mut c,
+                &[b"HOT.VIEW", b, b"a", b"v", b"AT", ts(t).as_bytes()],
+            ) {
                 Ok(v) => failures.push(format!("{what}: HOT.VIEW replied {v:?}")),
                 Err(e) => {
                     let e = error_text(&e);
@@ -848,7 +905,14 @@ fn meta_hash_with_a_non_integer_published_at_is_refused() {
         let visitor = format!("new{i}");
         let r = run(
             &mut c,
-            &[b"HOT.VIEW", b, b"a", visitor.as_bytes(), b"AT", ts(t).as_bytes()],
+            &[
+                b"HOT.VIEW",
+                b,
+                b"a",
+                visitor.as_bytes(),
+                b"AT",
+                ts(t).as_bytes(),
+            ],
         );
         match r {
             Ok(v) => failures.push(format!("{what}: HOT.VIEW replied {v:?}")),
