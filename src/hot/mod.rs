@@ -3,6 +3,7 @@
 //! milliseconds since the unix epoch.
 
 pub mod dedup;
+pub mod hll;
 
 use std::cmp::Ordering;
 
