@@ -170,14 +170,15 @@ pub fn cached_count(bytes: &[u8]) -> Option<u64> {
     (bytes[15] & STALE == 0).then_some(card)
 }
 
-/// The value `PFADD` creates for a missing key, before adding any element:
-/// sparse, one `XZERO:16384`, cached count 0 (valid). `PFADD key` on a
-/// missing key replies 1 and stores exactly this.
-pub fn new_sparse() -> Vec<u8> {
+/// What `PFADD key` (no element) stores for a missing key, replying 1:
+/// sparse, one `XZERO:16384`, cached count 0 marked stale (the server marks
+/// any PFADD that created or changed the key). Start a missing key's [`add`]
+/// from this value: the bytes then match `PFADD key element`.
+pub fn create() -> Vec<u8> {
     let mut v = Vec::with_capacity(64);
     v.extend_from_slice(b"HYLL");
     v.extend_from_slice(&[ENC_SPARSE, 0, 0, 0]);
-    v.extend_from_slice(&[0; 8]);
+    v.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, STALE]);
     push_xzero(&mut v, REGISTERS);
     v
 }
@@ -186,8 +187,8 @@ pub fn new_sparse() -> Vec<u8> {
 /// changed (`PFADD`'s 1/0). A change sets the stale bit of the cached count
 /// and may promote a sparse value to dense (the `Vec` is then replaced).
 /// `sparse_max_bytes` is the server's `hll-sparse-max-bytes` (whole string,
-/// header included). For a missing key start from [`new_sparse`] (and reply
-/// 1 whatever this returns). On error nothing is written.
+/// header included). For a missing key start from [`create`] (and reply 1
+/// whatever this returns). On error nothing is written.
 pub fn add(value: &mut Vec<u8>, element: &[u8], sparse_max_bytes: usize) -> Result<bool, HllError> {
     let (index, count) = pattern(element);
     set_register(value, index, count, sparse_max_bytes)
@@ -584,8 +585,9 @@ mod tests {
 
     /// A dense value with the given registers, cache valid and 0.
     fn dense_of(regs: &[u8]) -> Vec<u8> {
-        let mut v = new_sparse()[..HEADER_LEN].to_vec();
+        let mut v = create()[..HEADER_LEN].to_vec();
         v[4] = ENC_DENSE;
+        v[15] = 0;
         v.resize(DENSE_LEN, 0);
         for (i, &r) in regs.iter().enumerate() {
             dense_put(&mut v[HEADER_LEN..], i, r);
@@ -602,10 +604,11 @@ mod tests {
     }
 
     #[test]
-    fn new_key_is_one_xzero_with_a_valid_zero_cache() {
-        let v = new_sparse();
-        assert_eq!(v, b"HYLL\x01\0\0\0\0\0\0\0\0\0\0\0\x7f\xff");
-        assert_eq!(cached_count(&v), Some(0));
+    fn new_key_is_one_xzero_with_a_stale_zero_cache() {
+        let mut v = create();
+        assert_eq!(v, b"HYLL\x01\0\0\0\0\0\0\0\0\0\0\x80\x7f\xff");
+        assert_eq!(cached_count(&v), None);
+        assert_eq!(count(&mut v), Ok((0, true)));
         assert_eq!(registers(&v).unwrap(), vec![0; REGISTERS]);
     }
 
@@ -646,7 +649,7 @@ mod tests {
 
     #[test]
     fn add_sets_the_stale_bit_and_count_clears_it() {
-        let mut v = new_sparse();
+        let mut v = create();
         assert!(add(&mut v, b"a", 3000).unwrap());
         assert_eq!(v[15], STALE);
         assert_eq!(cached_count(&v), None);
@@ -658,7 +661,7 @@ mod tests {
 
     #[test]
     fn small_sets_count_exactly() {
-        let mut v = new_sparse();
+        let mut v = create();
         for n in 1..=200u32 {
             add(&mut v, format!("e{n}").as_bytes(), 3000).unwrap();
             let (c, _) = count(&mut v).unwrap();
@@ -668,7 +671,7 @@ mod tests {
 
     #[test]
     fn promotes_by_size_at_the_configured_limit() {
-        let mut v = new_sparse();
+        let mut v = create();
         let mut n = 0;
         while v[4] == ENC_SPARSE {
             let before = v.len();
@@ -686,7 +689,7 @@ mod tests {
 
     #[test]
     fn promotes_by_value_above_32_only() {
-        let mut v = new_sparse();
+        let mut v = create();
         set_register(&mut v, 100, 32, 3000).unwrap();
         assert_eq!(v[4], ENC_SPARSE);
         assert_eq!(registers(&v).unwrap()[100], 32);
@@ -700,7 +703,7 @@ mod tests {
 
     #[test]
     fn promotion_keeps_the_header_bytes() {
-        let mut v = new_sparse();
+        let mut v = create();
         v[5..8].copy_from_slice(b"abc");
         v[8..16].copy_from_slice(&7u64.to_le_bytes());
         set_register(&mut v, 0, 40, 3000).unwrap();
@@ -711,7 +714,7 @@ mod tests {
 
     #[test]
     fn neighbouring_equal_values_merge_into_one_val() {
-        let mut v = new_sparse();
+        let mut v = create();
         for i in 10..14 {
             set_register(&mut v, i, 3, 3000).unwrap();
         }
@@ -751,7 +754,7 @@ mod tests {
         /// registers are the running maximum.
         #[test]
         fn sparse_and_dense_agree(ups in updates(), max in prop_oneof![Just(40usize), Just(300), Just(3000)]) {
-            let mut sparse = new_sparse();
+            let mut sparse = create();
             let mut dense = dense_of(&[]);
             let mut want = vec![0u8; REGISTERS];
             for &(i, c) in &ups {
@@ -772,7 +775,7 @@ mod tests {
         /// have merged when they were made from the left.
         #[test]
         fn sparse_values_decode_to_exactly_all_registers(ups in updates()) {
-            let mut v = new_sparse();
+            let mut v = create();
             for &(i, c) in &ups {
                 set_register(&mut v, i, c.min(32), 1 << 20).unwrap();
             }
