@@ -55,8 +55,11 @@ struct Mix {
     dense: (usize, usize),
 }
 
-/// The operations (key index, element) in a shuffled order, and the key names.
-fn workload(rng: &mut Rng, mix: &Mix) -> (Vec<Vec<u8>>, Vec<(usize, Vec<u8>)>) {
+/// PFADDs to do: (index of the key, element).
+type Ops = Vec<(usize, Vec<u8>)>;
+
+/// The key names, and the operations in a shuffled order.
+fn workload(rng: &mut Rng, mix: &Mix) -> (Vec<Vec<u8>>, Ops) {
     let mut keys = Vec::new();
     let mut ops = Vec::new();
     let new_key = |keys: &mut Vec<Vec<u8>>, name: String| {
@@ -99,7 +102,10 @@ fn workload(rng: &mut Rng, mix: &Mix) -> (Vec<Vec<u8>>, Vec<(usize, Vec<u8>)>) {
         let (a, b) = (idx(), idx());
         ops.push((k, hll::crafted_element(a, 32, 1).to_vec()));
         let high = 33 + (rng.below(19) as u8);
-        ops.push((k, hll::crafted_element(b, high, rng.below(1 << 10)).to_vec()));
+        ops.push((
+            k,
+            hll::crafted_element(b, high, rng.below(1 << 10)).to_vec(),
+        ));
     }
     for i in 0..mix.dense.0 {
         let k = new_key(&mut keys, format!("dense:{i}"));
@@ -134,7 +140,7 @@ fn pfcount(c: &mut Connection, key: &[u8]) -> u64 {
 /// The error code of a failing command (`WRONGTYPE`, `INVALIDOBJ`, …).
 fn fail_code(c: &mut Connection, cmd: &mut redis::Cmd) -> String {
     match cmd.query::<Value>(c) {
-        Ok(v) => panic!("{:?} should fail, got {v:?}", cmd.args_iter().count()),
+        Ok(v) => panic!("the command should fail, got {v:?}"),
         Err(e) => e.code().unwrap_or("?").to_string(),
     }
 }
@@ -146,11 +152,17 @@ fn code_of(e: HllError) -> &'static str {
 /// GET, our count against PFCOUNT, and GET again: bytes and counts equal.
 fn check_key(c: &mut Connection, key: &[u8], local: &mut [u8], what: &str) {
     let k = String::from_utf8_lossy(key);
-    assert!(get(c, key) == local, "{what}: {k}: GET differs before PFCOUNT");
+    assert!(
+        get(c, key) == local,
+        "{what}: {k}: GET differs before PFCOUNT"
+    );
     let theirs = pfcount(c, key);
     let (ours, _) = hll::count(local).expect("local count");
     assert_eq!(ours, theirs, "{what}: {k}: count");
-    assert!(get(c, key) == local, "{what}: {k}: GET differs after PFCOUNT");
+    assert!(
+        get(c, key) == local,
+        "{what}: {k}: GET differs after PFCOUNT"
+    );
 }
 
 struct Stats {
@@ -211,11 +223,19 @@ fn run(c: &mut Connection, rng: &mut Rng, mix: &Mix, max: usize) -> Stats {
     for (i, k) in keys.iter().enumerate() {
         let name = String::from_utf8_lossy(k);
         let v = local[i].as_mut().expect("every key had an element");
-        let [before, count, after] = &replies[3 * i..3 * i + 3] else { unreachable!() };
-        assert!(matches!(before, Value::BulkString(b) if b == v), "final: {name}: GET before PFCOUNT");
+        let [before, count, after] = &replies[3 * i..3 * i + 3] else {
+            unreachable!()
+        };
+        assert!(
+            matches!(before, Value::BulkString(b) if b == v),
+            "final: {name}: GET before PFCOUNT"
+        );
         let (ours, _) = hll::count(v).expect("local count");
         assert_eq!(count, &Value::Int(ours as i64), "final: {name}: count");
-        assert!(matches!(after, Value::BulkString(b) if b == v), "final: {name}: GET after PFCOUNT");
+        assert!(
+            matches!(after, Value::BulkString(b) if b == v),
+            "final: {name}: GET after PFCOUNT"
+        );
         dense += usize::from(v.len() == hll::DENSE_LEN);
     }
     // The kinds did what they are for.
@@ -265,7 +285,12 @@ fn local_hll_matches_server_byte_for_byte_at_default_sparse_max() {
         dense: (12, 8000),
     };
     let st = run(&mut c, &mut rng, &mix, hll::DEFAULT_SPARSE_MAX_BYTES);
-    assert!(st.keys >= 1000 && st.elements >= 200_000, "{} keys, {} elements", st.keys, st.elements);
+    assert!(
+        st.keys >= 1000 && st.elements >= 200_000,
+        "{} keys, {} elements",
+        st.keys,
+        st.elements
+    );
     // Size keys cross promotion at 3000 bytes (about 1,700 elements).
     assert!(st.dense >= 30 + 20 + 12, "{} dense keys", st.dense);
     report("default", 3000, &st, t);
@@ -302,7 +327,11 @@ fn pfadd_without_elements_creates_the_empty_hll() {
     assert_eq!(r, 0, "an existing key with no element is unchanged");
     assert_eq!(pfcount(&mut c, b"k"), 0);
     let mut v = hll::create();
-    assert_eq!(hll::count(&mut v), Ok((0, true)), "the new key's cache is stale");
+    assert_eq!(
+        hll::count(&mut v),
+        Ok((0, true)),
+        "the new key's cache is stale"
+    );
     assert_eq!(get(&mut c, b"k"), v, "after PFCOUNT");
 }
 
@@ -329,7 +358,11 @@ fn strings_that_are_not_hlls_are_refused_like_the_server() {
         ("dense too long", long_dense),
     ];
     for (name, v) in cases {
-        let _: () = redis::cmd("SET").arg("k").arg(&v).query(&mut c).expect("SET");
+        let _: () = redis::cmd("SET")
+            .arg("k")
+            .arg(&v)
+            .query(&mut c)
+            .expect("SET");
         let code = fail_code(&mut c, redis::cmd("PFADD").arg("k").arg("x"));
         assert_eq!(code, "WRONGTYPE", "{name}: server PFADD");
         let code = fail_code(&mut c, redis::cmd("PFCOUNT").arg("k"));
@@ -337,7 +370,11 @@ fn strings_that_are_not_hlls_are_refused_like_the_server() {
         assert_eq!(get(&mut c, b"k"), v, "{name}: the server wrote");
         assert_eq!(hll::validate(&v), Err(HllError::NotHll), "{name}");
         let mut ours = v.clone();
-        assert_eq!(hll::add(&mut ours, b"x", 3000), Err(HllError::NotHll), "{name}");
+        assert_eq!(
+            hll::add(&mut ours, b"x", 3000),
+            Err(HllError::NotHll),
+            "{name}"
+        );
         assert_eq!(hll::count(&mut ours), Err(HllError::NotHll), "{name}");
         assert_eq!(ours, v, "{name}: we wrote");
         assert_eq!(code_of(HllError::NotHll), "WRONGTYPE");
@@ -354,25 +391,56 @@ fn corrupt_sparse_values_are_refused_and_left_alone() {
     let cases: Vec<(&str, &[u8], Vec<u8>, bool)> = vec![
         // (name, body, element, does the server's PFADD notice?)
         ("header only", b"", b"x".to_vec(), true),
-        ("16,383 registers, add to the last", b"\x7f\xfe", last.to_vec(), true),
-        ("16,383 registers, add to the first", b"\x7f\xfe", hll::crafted_element(0, 2, 0).to_vec(), false),
+        (
+            "16,383 registers, add to the last",
+            b"\x7f\xfe",
+            last.to_vec(),
+            true,
+        ),
+        (
+            "16,383 registers, add to the first",
+            b"\x7f\xfe",
+            hll::crafted_element(0, 2, 0).to_vec(),
+            false,
+        ),
         ("16,385 registers", b"\x7f\xff\x00", b"x".to_vec(), false),
-        ("a stray opcode at the end", b"\x7f\xf5\x84\x08\x55", b"x".to_vec(), false),
-        ("16,383 registers, promoted by value", b"\x7f\xfe", hll::crafted_element(0, 40, 0).to_vec(), true),
+        (
+            "a stray opcode at the end",
+            b"\x7f\xf5\x84\x08\x55",
+            b"x".to_vec(),
+            false,
+        ),
+        (
+            "16,383 registers, promoted by value",
+            b"\x7f\xfe",
+            hll::crafted_element(0, 40, 0).to_vec(),
+            true,
+        ),
     ];
     for (name, body, element, server_notices) in cases {
         let v = [&stale_head[..], body].concat();
-        let _: () = redis::cmd("SET").arg("k").arg(&v).query(&mut c).expect("SET");
+        let _: () = redis::cmd("SET")
+            .arg("k")
+            .arg(&v)
+            .query(&mut c)
+            .expect("SET");
         // PFCOUNT reads the registers (the cache is stale) and refuses.
         let code = fail_code(&mut c, redis::cmd("PFCOUNT").arg("k"));
         assert_eq!(code, "INVALIDOBJ", "{name}: server PFCOUNT");
         assert_eq!(get(&mut c, b"k"), v, "{name}: server PFCOUNT wrote");
         let mut ours = v.clone();
         assert_eq!(hll::count(&mut ours), Err(HllError::Corrupt), "{name}");
-        assert_eq!(hll::add(&mut ours, &element, 3000), Err(HllError::Corrupt), "{name}");
+        assert_eq!(
+            hll::add(&mut ours, &element, 3000),
+            Err(HllError::Corrupt),
+            "{name}"
+        );
         assert_eq!(ours, v, "{name}: we wrote");
         // The server's PFADD notices only when it reaches the damage; we are stricter.
-        let r = redis::cmd("PFADD").arg("k").arg(&element).query::<i64>(&mut c);
+        let r = redis::cmd("PFADD")
+            .arg("k")
+            .arg(&element)
+            .query::<i64>(&mut c);
         if server_notices {
             let e = r.expect_err(name);
             assert_eq!(e.code(), Some(code_of(HllError::Corrupt)), "{name}");
@@ -383,7 +451,11 @@ fn corrupt_sparse_values_are_refused_and_left_alone() {
     }
     // A valid cache is returned without reading the body, by both.
     let mut v = b"HYLL\x01\0\0\0\x2a\0\0\0\0\0\0\0".to_vec();
-    let _: () = redis::cmd("SET").arg("k").arg(&v).query(&mut c).expect("SET");
+    let _: () = redis::cmd("SET")
+        .arg("k")
+        .arg(&v)
+        .query(&mut c)
+        .expect("SET");
     assert_eq!(pfcount(&mut c, b"k"), 42);
     assert_eq!(hll::count(&mut v), Ok((42, false)));
 }
