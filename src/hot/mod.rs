@@ -3,6 +3,7 @@
 //! milliseconds since the unix epoch.
 
 pub mod dedup;
+pub mod hll;
 pub mod view;
 
 use std::cmp::Ordering;
@@ -219,28 +220,10 @@ pub fn hll_header_ok(bytes: &[u8]) -> bool {
 
 /// The cardinality a Redis HyperLogLog caches in its header, exactly what
 /// `PFCOUNT` returns without recomputing; `None` when the bytes are not a
-/// well-formed HLL header or the cache is stale.
-///
-/// Layout (Redis `hyperloglog.c`, `struct hllhdr`): magic `HYLL` (4 bytes),
-/// encoding (0 dense, 1 sparse), 3 unused bytes, then the cached count as 8
-/// bytes little endian whose top bit set means "stale". A dense HLL is
-/// always 16 + 12,288 bytes.
+/// well-formed HLL header or the cache is stale. See [`hll::cached_count`]
+/// (this is it as an `i64`: a valid cache is below 2^63).
 pub fn hll_cached_card(bytes: &[u8]) -> Option<i64> {
-    const HEADER: usize = 16;
-    const DENSE_LEN: usize = HEADER + 16_384 * 6 / 8;
-    if bytes.len() < HEADER || &bytes[..4] != b"HYLL" {
-        return None;
-    }
-    match bytes[4] {
-        0 if bytes.len() == DENSE_LEN => {}
-        1 => {}
-        _ => return None,
-    }
-    let card = u64::from_le_bytes(bytes[8..16].try_into().ok()?);
-    if card >> 63 != 0 {
-        return None;
-    }
-    i64::try_from(card).ok()
+    hll::cached_count(bytes).and_then(|c| i64::try_from(c).ok())
 }
 
 #[cfg(test)]

@@ -183,28 +183,8 @@ pub fn lossy(v: &[(Vec<u8>, f64)]) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// The server's MurmurHash64A: the crate's own, which `tests/hll_diff.rs`
+/// checks against the server byte for byte.
 pub fn murmur64a(key: &[u8], seed: u64) -> u64 {
-    const M: u64 = 0xc6a4_a793_5bd1_e995;
-    const R: u32 = 47;
-    let mut h = seed ^ (key.len() as u64).wrapping_mul(M);
-    let mut chunks = key.chunks_exact(8);
-    for ch in &mut chunks {
-        let mut k = u64::from_le_bytes(ch.try_into().expect("8 bytes"));
-        k = k.wrapping_mul(M);
-        k ^= k >> R;
-        k = k.wrapping_mul(M);
-        h ^= k;
-        h = h.wrapping_mul(M);
-    }
-    let tail = chunks.remainder();
-    if !tail.is_empty() {
-        for (i, &b) in tail.iter().enumerate() {
-            h ^= u64::from(b) << (8 * i);
-        }
-        h = h.wrapping_mul(M);
-    }
-    h ^= h >> R;
-    h = h.wrapping_mul(M);
-    h ^= h >> R;
-    h
+    hotrank::hot::hll::murmur64a(key, seed)
 }

@@ -1,0 +1,816 @@
+//! A HyperLogLog in the server's own string format, so the module can do
+//! `PFADD` and `PFCOUNT` on a key's bytes without calling the server, and
+//! leave exactly the bytes the server would (Redis 7.0 and Valkey 9.1 agree).
+//! Pure Rust, no Redis.
+//!
+//! Format (the header comment of Redis's `src/hyperloglog.c`):
+//! - **Header**, 16 bytes: magic `HYLL`, encoding (0 dense, 1 sparse), 3
+//!   unused bytes (kept as they are), the cached cardinality as 8 bytes little
+//!   endian. The top bit of byte 15 set means "stale": `PFADD` sets it when it
+//!   changes a register, `PFCOUNT` then recomputes and rewrites all 8 bytes.
+//! - **Dense**: 16,384 registers of 6 bits, 12,288 bytes, register `i` at bit
+//!   `6·i` counting from the least significant bit of byte 0.
+//! - **Sparse**: a run-length code of the registers. `ZERO` `00xxxxxx` is
+//!   1–64 zero registers, `XZERO` `01xxxxxx yyyyyyyy` 1–16,384 zero registers
+//!   (14-bit length − 1, high bits first), `VAL` `1vvvvvxx` 1–4 registers
+//!   (`xx` + 1) of value 1–32 (`vvvvv` + 1). A new key is `XZERO:16384`.
+//! - **Element → register**: the 64-bit MurmurHash2 ([`murmur64a`]) with seed
+//!   [`SEED`]; the low 14 bits pick the register, the value is 1 + the number
+//!   of trailing zero bits of the rest with bit 50 forced to 1 (so 1..=51).
+//! - **Sparse → dense** when a register needs a value above 32, or when an
+//!   update would make the whole string longer than `hll-sparse-max-bytes`.
+//! - **Estimate**: Otmar Ertl's improved estimator ("New cardinality
+//!   estimation algorithms for HyperLogLog sketches", arXiv:1702.01284) over
+//!   the register histogram, rounded half away from zero.
+//!
+//! Malformed sparse bodies (runs not summing to exactly 16,384, or a cut
+//! `XZERO`) are refused by [`add`] with [`HllError::Corrupt`] and nothing is
+//! written. The server refuses only some of them on `PFADD` (when the register
+//! it needs lies past the damage, or on promotion) and rewrites the others;
+//! on well-formed values the two agree byte for byte.
+
+/// Seed of the element hash (`hllPatLen`).
+pub const SEED: u64 = 0xadc8_3b19;
+/// Header length in bytes.
+pub const HEADER_LEN: usize = 16;
+/// Number of registers (2^14).
+pub const REGISTERS: usize = 1 << P;
+/// Length of a dense value: header + 16,384 six-bit registers.
+pub const DENSE_LEN: usize = HEADER_LEN + REGISTERS * 6 / 8;
+/// The largest register value the sparse `VAL` opcode holds.
+pub const SPARSE_VAL_MAX_VALUE: u8 = 32;
+/// The server's default `hll-sparse-max-bytes`.
+pub const DEFAULT_SPARSE_MAX_BYTES: usize = 3000;
+
+const P: u32 = 14;
+const Q: u32 = 64 - P;
+const ENC_DENSE: u8 = 0;
+const ENC_SPARSE: u8 = 1;
+const STALE: u8 = 0x80;
+const SPARSE_VAL_MAX_LEN: usize = 4;
+const SPARSE_ZERO_MAX_LEN: usize = 64;
+
+/// Why a value was refused. Nothing is written in either case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HllError {
+    /// Not an HLL string at all (what `isHLLObjectOrReply` refuses): shorter
+    /// than the header, wrong magic, unknown encoding, or a dense value of the
+    /// wrong length. The server replies [`HllError::message`] (`WRONGTYPE …`).
+    NotHll,
+    /// A sparse value whose body is malformed. The server replies
+    /// `INVALIDOBJ Corrupted HLL object detected` when it notices.
+    Corrupt,
+}
+
+impl HllError {
+    /// The server's error reply for this case, without the leading `-`.
+    pub fn message(self) -> &'static str {
+        match self {
+            HllError::NotHll => "WRONGTYPE Key is not a valid HyperLogLog string value.",
+            HllError::Corrupt => "INVALIDOBJ Corrupted HLL object detected",
+        }
+    }
+}
+
+impl std::fmt::Display for HllError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl std::error::Error for HllError {}
+
+/// MurmurHash64A (MurmurHash2, 64-bit), endian-neutral as the server has it.
+/// The server passes the seed as a C `unsigned int`: use seeds below 2^32 to
+/// match it (the HLL uses [`SEED`]).
+pub fn murmur64a(data: &[u8], seed: u64) -> u64 {
+    const M: u64 = 0xc6a4_a793_5bd1_e995;
+    const R: u32 = 47;
+    let mut h = seed ^ (data.len() as u64).wrapping_mul(M);
+    let mut chunks = data.chunks_exact(8);
+    for ch in &mut chunks {
+        let mut k = u64::from_le_bytes(ch.try_into().expect("8 bytes"));
+        k = k.wrapping_mul(M);
+        k ^= k >> R;
+        k = k.wrapping_mul(M);
+        h ^= k;
+        h = h.wrapping_mul(M);
+    }
+    let tail = chunks.remainder();
+    if !tail.is_empty() {
+        for (i, &b) in tail.iter().enumerate() {
+            h ^= u64::from(b) << (8 * i);
+        }
+        h = h.wrapping_mul(M);
+    }
+    h ^= h >> R;
+    h = h.wrapping_mul(M);
+    h ^= h >> R;
+    h
+}
+
+/// The register an element goes to and the value it offers (1..=51).
+pub fn pattern(element: &[u8]) -> (usize, u8) {
+    pattern_of_hash(murmur64a(element, SEED))
+}
+
+/// [`pattern`] from a hash.
+pub fn pattern_of_hash(hash: u64) -> (usize, u8) {
+    let index = (hash & (REGISTERS as u64 - 1)) as usize;
+    let rest = (hash >> P) | (1u64 << Q);
+    (index, 1 + rest.trailing_zeros() as u8)
+}
+
+/// An 8-byte element whose hash puts `count` (1..=51) in register `index`;
+/// `salt` picks one of many such elements (ignored for 51, which has one).
+/// For tests: MurmurHash64A is a bijection on 8-byte inputs, so this runs
+/// the hash backwards.
+pub fn crafted_element(index: usize, count: u8, salt: u64) -> [u8; 8] {
+    const M: u64 = 0xc6a4_a793_5bd1_e995;
+    assert!(index < REGISTERS && (1..=51).contains(&count));
+    let c = u32::from(count);
+    let mut target = index as u64;
+    if c <= Q {
+        target |= 1u64 << (P + c - 1);
+        if P + c < 64 {
+            target |= salt << (P + c);
+        }
+    }
+    // The inverse of M modulo 2^64 (Newton's iteration doubles the bits).
+    let mut inv = M;
+    for _ in 0..6 {
+        inv = inv.wrapping_mul(2u64.wrapping_sub(M.wrapping_mul(inv)));
+    }
+    let unshift = |x: u64| x ^ (x >> 47); // x ^= x >> 47 is its own inverse
+    let h0 = SEED ^ 8u64.wrapping_mul(M);
+    let h1 = unshift(unshift(target).wrapping_mul(inv));
+    let k = h1.wrapping_mul(inv) ^ h0;
+    let k = unshift(k.wrapping_mul(inv)).wrapping_mul(inv);
+    k.to_le_bytes()
+}
+
+/// Checks the header as the server does before `PFADD`/`PFCOUNT`
+/// (`isHLLObjectOrReply`). A sparse body is not looked at.
+pub fn validate(bytes: &[u8]) -> Result<(), HllError> {
+    if bytes.len() < HEADER_LEN || &bytes[..4] != b"HYLL" {
+        return Err(HllError::NotHll);
+    }
+    match bytes[4] {
+        ENC_DENSE if bytes.len() == DENSE_LEN => Ok(()),
+        ENC_SPARSE => Ok(()),
+        _ => Err(HllError::NotHll),
+    }
+}
+
+/// The cached cardinality, exactly what `PFCOUNT` replies without
+/// recomputing; `None` when the header is not an HLL's or the cache is stale.
+pub fn cached_count(bytes: &[u8]) -> Option<u64> {
+    validate(bytes).ok()?;
+    let card = u64::from_le_bytes(bytes[8..16].try_into().ok()?);
+    (bytes[15] & STALE == 0).then_some(card)
+}
+
+/// What `PFADD key` (no element) stores for a missing key, replying 1:
+/// sparse, one `XZERO:16384`, cached count 0 marked stale (the server marks
+/// any PFADD that created or changed the key). Start a missing key's [`add`]
+/// from this value: the bytes then match `PFADD key element`.
+pub fn create() -> Vec<u8> {
+    let mut v = Vec::with_capacity(64);
+    v.extend_from_slice(b"HYLL");
+    v.extend_from_slice(&[ENC_SPARSE, 0, 0, 0]);
+    v.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, STALE]);
+    push_xzero(&mut v, REGISTERS);
+    v
+}
+
+/// `PFADD key element` on an existing key's value: returns whether the value
+/// changed (`PFADD`'s 1/0). A change sets the stale bit of the cached count
+/// and may promote a sparse value to dense (the `Vec` is then replaced).
+/// `sparse_max_bytes` is the server's `hll-sparse-max-bytes` (whole string,
+/// header included). For a missing key start from [`create`] (and reply 1
+/// whatever this returns). On error nothing is written.
+pub fn add(value: &mut Vec<u8>, element: &[u8], sparse_max_bytes: usize) -> Result<bool, HllError> {
+    let (index, count) = pattern(element);
+    set_register(value, index, count, sparse_max_bytes)
+}
+
+/// [`add`] for a given register and value (1..=51): the register becomes
+/// `max(old, count)`. Panics when `index >= REGISTERS` or `count` is 0 or
+/// above 63.
+pub fn set_register(
+    value: &mut Vec<u8>,
+    index: usize,
+    count: u8,
+    sparse_max_bytes: usize,
+) -> Result<bool, HllError> {
+    assert!(index < REGISTERS && (1..=63).contains(&count));
+    validate(value)?;
+    let changed = if value[4] == ENC_DENSE {
+        dense_set(&mut value[HEADER_LEN..], index, count)
+    } else {
+        sparse_set(value, index, count, sparse_max_bytes)?
+    };
+    if changed {
+        value[15] |= STALE;
+    }
+    Ok(changed)
+}
+
+/// `PFCOUNT key` on one existing key's value: the cached count when it is
+/// valid (the body is then not read, as the server does not), otherwise the
+/// estimate, written into the header (clearing the stale bit). Returns the
+/// count and whether the bytes changed. On error nothing is written.
+pub fn count(value: &mut [u8]) -> Result<(u64, bool), HllError> {
+    if let Some(c) = cached_count(value) {
+        return Ok((c, false));
+    }
+    validate(value)?;
+    let card = estimate(&histogram(value)?);
+    value[8..16].copy_from_slice(&card.to_le_bytes());
+    Ok((card, true))
+}
+
+/// All 16,384 registers of a value, one byte each.
+pub fn registers(value: &[u8]) -> Result<Vec<u8>, HllError> {
+    validate(value)?;
+    let body = &value[HEADER_LEN..];
+    if value[4] == ENC_DENSE {
+        return Ok((0..REGISTERS).map(|i| dense_get(body, i)).collect());
+    }
+    let mut regs = Vec::with_capacity(REGISTERS);
+    for op in ops(body) {
+        let (value, run) = op?;
+        regs.resize(regs.len() + run, value);
+    }
+    Ok(regs)
+}
+
+/// The histogram of register values (64 buckets; values above 51 cannot be
+/// produced by an add but are counted where they fall, as the server does).
+fn histogram(value: &[u8]) -> Result<[u32; 64], HllError> {
+    let mut h = [0u32; 64];
+    let body = &value[HEADER_LEN..];
+    if value[4] == ENC_DENSE {
+        for b in body.chunks_exact(3) {
+            let w = u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[2]) << 16;
+            for s in [0, 6, 12, 18] {
+                h[(w >> s & 63) as usize] += 1;
+            }
+        }
+    } else {
+        for op in ops(body) {
+            let (value, run) = op?;
+            h[usize::from(value)] += run as u32;
+        }
+    }
+    Ok(h)
+}
+
+/// The cardinality estimate from a register histogram (`hllCount`).
+fn estimate(h: &[u32; 64]) -> u64 {
+    let m = REGISTERS as f64;
+    let q = Q as usize;
+    let mut z = m * tau((m - f64::from(h[q + 1])) / m);
+    for j in (1..=q).rev() {
+        z += f64::from(h[j]);
+        z *= 0.5;
+    }
+    z += m * sigma(f64::from(h[0]) / m);
+    // 0.5/ln(2), the constant the server writes as 0.721347520444481703680.
+    const ALPHA_INF: f64 = 0.721_347_520_444_481_7;
+    (ALPHA_INF * m * m / z).round() as u64
+}
+
+/// Ertl's sigma (`hllSigma`).
+fn sigma(mut x: f64) -> f64 {
+    if x == 1.0 {
+        return f64::INFINITY;
+    }
+    let mut y = 1.0;
+    let mut z = x;
+    loop {
+        x *= x;
+        let prev = z;
+        z += x * y;
+        y += y;
+        if prev == z {
+            return z;
+        }
+    }
+}
+
+/// Ertl's tau (`hllTau`). The server's `pow(1 - x, 2)` is a plain square.
+fn tau(mut x: f64) -> f64 {
+    if x == 0.0 || x == 1.0 {
+        return 0.0;
+    }
+    let mut y = 1.0;
+    let mut z = 1.0 - x;
+    loop {
+        x = x.sqrt();
+        let prev = z;
+        y *= 0.5;
+        z -= (1.0 - x) * (1.0 - x) * y;
+        if prev == z {
+            return z / 3.0;
+        }
+    }
+}
+
+// ---- dense ---------------------------------------------------------------
+
+fn dense_get(regs: &[u8], i: usize) -> u8 {
+    let byte = i * 6 / 8;
+    let fb = i * 6 % 8;
+    let lo = u16::from(regs[byte]) >> fb;
+    // A register starting at bit 0 or 2 fits in its first byte; the server
+    // reads the next byte anyway (the sds terminator after the last one).
+    let hi = if fb > 2 {
+        u16::from(regs[byte + 1]) << (8 - fb)
+    } else {
+        0
+    };
+    ((lo | hi) & 63) as u8
+}
+
+fn dense_put(regs: &mut [u8], i: usize, v: u8) {
+    let byte = i * 6 / 8;
+    let fb = i * 6 % 8;
+    regs[byte] &= !(63u8 << fb);
+    regs[byte] |= v << fb;
+    if fb > 2 {
+        regs[byte + 1] &= !(63u8 >> (8 - fb));
+        regs[byte + 1] |= v >> (8 - fb);
+    }
+}
+
+fn dense_set(regs: &mut [u8], i: usize, count: u8) -> bool {
+    if count > dense_get(regs, i) {
+        dense_put(regs, i, count);
+        true
+    } else {
+        false
+    }
+}
+
+// ---- sparse --------------------------------------------------------------
+
+/// Opcode kinds.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Op {
+    Zero,
+    XZero,
+    Val,
+}
+
+fn op_at(body: &[u8], p: usize) -> Result<(Op, usize, u8), HllError> {
+    let b = body[p];
+    Ok(if b & 0x80 != 0 {
+        (Op::Val, usize::from(b & 3) + 1, (b >> 2 & 0x1f) + 1)
+    } else if b & 0x40 == 0 {
+        (Op::Zero, usize::from(b & 0x3f) + 1, 0)
+    } else {
+        let lo = *body.get(p + 1).ok_or(HllError::Corrupt)?;
+        (
+            Op::XZero,
+            (usize::from(b & 0x3f) << 8 | usize::from(lo)) + 1,
+            0,
+        )
+    })
+}
+
+fn op_len(op: Op) -> usize {
+    if op == Op::XZero {
+        2
+    } else {
+        1
+    }
+}
+
+/// The runs of a sparse body as (value, length), checking that they cover
+/// exactly the 16,384 registers (an `Err` item ends the iteration).
+fn ops(body: &[u8]) -> impl Iterator<Item = Result<(u8, usize), HllError>> + '_ {
+    let mut p = 0;
+    let mut covered = 0;
+    let mut failed = false;
+    std::iter::from_fn(move || {
+        if failed {
+            return None;
+        }
+        if p >= body.len() {
+            if covered == REGISTERS {
+                return None;
+            }
+            failed = true;
+            return Some(Err(HllError::Corrupt));
+        }
+        match op_at(body, p) {
+            Ok((op, run, value)) if covered + run <= REGISTERS => {
+                p += op_len(op);
+                covered += run;
+                Some(Ok((value, run)))
+            }
+            _ => {
+                failed = true;
+                Some(Err(HllError::Corrupt))
+            }
+        }
+    })
+}
+
+fn val_byte(value: u8, run: usize) -> u8 {
+    0x80 | (value - 1) << 2 | (run - 1) as u8
+}
+
+fn push_xzero(v: &mut Vec<u8>, run: usize) {
+    let l = run - 1;
+    v.push(0x40 | (l >> 8) as u8);
+    v.push((l & 0xff) as u8);
+}
+
+/// A short stack buffer for the replacement sequence (at most 5 bytes).
+struct Seq {
+    buf: [u8; 5],
+    len: usize,
+}
+
+impl Seq {
+    fn push(&mut self, b: u8) {
+        self.buf[self.len] = b;
+        self.len += 1;
+    }
+
+    fn zero_run(&mut self, run: usize) {
+        if run > SPARSE_ZERO_MAX_LEN {
+            let l = run - 1;
+            self.push(0x40 | (l >> 8) as u8);
+            self.push((l & 0xff) as u8);
+        } else {
+            self.push((run - 1) as u8);
+        }
+    }
+}
+
+/// `hllSparseSet` on a whole value (header included), for a well-formed body.
+fn sparse_set(
+    value: &mut Vec<u8>,
+    index: usize,
+    count: u8,
+    sparse_max_bytes: usize,
+) -> Result<bool, HllError> {
+    // Step 1: find the opcode covering `index`, checking the whole body.
+    let body = &value[HEADER_LEN..];
+    let (mut p, mut prev) = (0usize, None);
+    let mut found = None;
+    let mut covered = 0usize;
+    while p < body.len() {
+        let (op, run, v) = op_at(body, p)?;
+        if covered + run > REGISTERS {
+            return Err(HllError::Corrupt);
+        }
+        if found.is_none() {
+            if index < covered + run {
+                found = Some((p, prev, covered, op, run, v));
+            } else {
+                prev = Some(p);
+            }
+        }
+        covered += run;
+        p += op_len(op);
+    }
+    if covered != REGISTERS {
+        return Err(HllError::Corrupt);
+    }
+    let (p, prev, first, op, run, old) = found.ok_or(HllError::Corrupt)?;
+
+    if count > SPARSE_VAL_MAX_VALUE {
+        promote(value, index, count);
+        return Ok(true);
+    }
+    let at = HEADER_LEN + p;
+    // Step 2: the trivial in-place cases.
+    if op == Op::Val && old >= count {
+        return Ok(false);
+    }
+    if (op == Op::Val || op == Op::Zero) && run == 1 {
+        value[at] = val_byte(count, 1);
+        merge_vals(value, prev.map_or(HEADER_LEN, |q| HEADER_LEN + q));
+        return Ok(true);
+    }
+    // The general case: split the opcode into at most three.
+    let last = first + run - 1;
+    let mut seq = Seq {
+        buf: [0; 5],
+        len: 0,
+    };
+    if op == Op::Val {
+        if index != first {
+            seq.push(val_byte(old, index - first));
+        }
+        seq.push(val_byte(count, 1));
+        if index != last {
+            seq.push(val_byte(old, last - index));
+        }
+    } else {
+        if index != first {
+            seq.zero_run(index - first);
+        }
+        seq.push(val_byte(count, 1));
+        if index != last {
+            seq.zero_run(last - index);
+        }
+    }
+    let old_len = op_len(op);
+    if seq.len > old_len && value.len() + seq.len - old_len > sparse_max_bytes {
+        promote(value, index, count);
+        return Ok(true);
+    }
+    // Step 3: put the new sequence in place of the old opcode.
+    let tail = at + old_len;
+    if seq.len > old_len {
+        let grow = seq.len - old_len;
+        let n = value.len();
+        value.resize(n + grow, 0);
+        value.copy_within(tail..n, tail + grow);
+    } else if seq.len < old_len {
+        value.drain(at + seq.len..tail);
+    }
+    value[at..at + seq.len].copy_from_slice(&seq.buf[..seq.len]);
+    // Step 4: merge adjacent VAL opcodes near the change.
+    merge_vals(value, prev.map_or(HEADER_LEN, |q| HEADER_LEN + q));
+    Ok(true)
+}
+
+/// The server's step 4: from the opcode before the change, look at up to 5
+/// opcodes and merge each `VAL` with a following `VAL` of the same value when
+/// the runs fit in one (a merge counts as one of the 5 and is retried in place).
+fn merge_vals(value: &mut Vec<u8>, mut p: usize) {
+    let mut scan = 5;
+    while p < value.len() && scan > 0 {
+        scan -= 1;
+        let b = value[p];
+        if b & 0x80 == 0 {
+            p += if b & 0x40 != 0 { 2 } else { 1 };
+            continue;
+        }
+        if let Some(&n) = value.get(p + 1) {
+            if n & 0x80 != 0 && (b >> 2 & 0x1f) == (n >> 2 & 0x1f) {
+                let run = usize::from(b & 3) + usize::from(n & 3) + 2;
+                if run <= SPARSE_VAL_MAX_LEN {
+                    value[p + 1] = val_byte((b >> 2 & 0x1f) + 1, run);
+                    value.remove(p);
+                    continue;
+                }
+            }
+        }
+        p += 1;
+    }
+}
+
+/// Sparse → dense (`hllSparseToDense`, then the dense set), for a
+/// well-formed body. The header is kept but for the encoding byte.
+fn promote(value: &mut Vec<u8>, index: usize, count: u8) {
+    let mut dense = vec![0u8; DENSE_LEN];
+    dense[..HEADER_LEN].copy_from_slice(&value[..HEADER_LEN]);
+    dense[4] = ENC_DENSE;
+    let regs = &mut dense[HEADER_LEN..];
+    let mut i = 0;
+    for op in ops(&value[HEADER_LEN..]) {
+        let (v, run) = op.expect("checked by the caller");
+        if v != 0 {
+            for r in i..i + run {
+                dense_put(regs, r, v);
+            }
+        }
+        i += run;
+    }
+    let changed = dense_set(regs, index, count);
+    debug_assert!(changed, "a promotion always raises the register");
+    *value = dense;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A dense value with the given registers, cache valid and 0.
+    fn dense_of(regs: &[u8]) -> Vec<u8> {
+        let mut v = create()[..HEADER_LEN].to_vec();
+        v[4] = ENC_DENSE;
+        v[15] = 0;
+        v.resize(DENSE_LEN, 0);
+        for (i, &r) in regs.iter().enumerate() {
+            dense_put(&mut v[HEADER_LEN..], i, r);
+        }
+        v
+    }
+
+    #[test]
+    fn crafted_elements_land_where_asked() {
+        for (i, c, salt) in [
+            (0, 1, 0),
+            (5, 33, 7),
+            (16_383, 51, 9),
+            (77, 50, 1),
+            (1234, 32, u64::MAX),
+        ] {
+            assert_eq!(pattern(&crafted_element(i, c, salt)), (i, c));
+        }
+        assert_ne!(crafted_element(5, 33, 1), crafted_element(5, 33, 2));
+    }
+
+    #[test]
+    fn new_key_is_one_xzero_with_a_stale_zero_cache() {
+        let mut v = create();
+        assert_eq!(v, b"HYLL\x01\0\0\0\0\0\0\0\0\0\0\x80\x7f\xff");
+        assert_eq!(cached_count(&v), None);
+        assert_eq!(count(&mut v), Ok((0, true)));
+        assert_eq!(registers(&v).unwrap(), vec![0; REGISTERS]);
+    }
+
+    #[test]
+    fn validate_refuses_what_the_server_refuses() {
+        assert_eq!(validate(b""), Err(HllError::NotHll));
+        assert_eq!(
+            validate(b"HYLL\x01\0\0\0\0\0\0\0\0\0\0"),
+            Err(HllError::NotHll)
+        );
+        assert_eq!(
+            validate(b"HYLX\x01\0\0\0\0\0\0\0\0\0\0\0\x7f\xff"),
+            Err(HllError::NotHll)
+        );
+        assert_eq!(
+            validate(b"HYLL\x02\0\0\0\0\0\0\0\0\0\0\0\x7f\xff"),
+            Err(HllError::NotHll)
+        );
+        let mut d = dense_of(&[]);
+        assert_eq!(validate(&d), Ok(()));
+        d.push(0);
+        assert_eq!(validate(&d), Err(HllError::NotHll));
+        // A header-only sparse value passes the header check: its body is corrupt.
+        let head = b"HYLL\x01\0\0\0\0\0\0\0\0\0\0\x80".to_vec();
+        assert_eq!(validate(&head), Ok(()));
+        assert_eq!(count(&mut head.clone()), Err(HllError::Corrupt));
+        assert_eq!(add(&mut head.clone(), b"x", 3000), Err(HllError::Corrupt));
+    }
+
+    #[test]
+    fn corrupt_sparse_bodies_are_refused_and_left_alone() {
+        let head = b"HYLL\x01\0\0\0\0\0\0\0\0\0\0\x80";
+        for body in [
+            &b"\x7f\xfe"[..],        // 16,383 registers
+            b"\x7f\xff\x00",         // 16,385
+            b"\x7f\xf5\x84\x08\x55", // a stray opcode after the 16,384
+            b"\x7f\xfe\x40",         // a cut XZERO
+        ] {
+            let v = [&head[..], body].concat();
+            let mut a = v.clone();
+            assert_eq!(add(&mut a, b"x", 3000), Err(HllError::Corrupt));
+            assert_eq!(a, v);
+            assert_eq!(count(&mut a), Err(HllError::Corrupt));
+            assert_eq!(a, v);
+        }
+    }
+
+    #[test]
+    fn add_sets_the_stale_bit_and_count_clears_it() {
+        let mut v = create();
+        assert!(add(&mut v, b"a", 3000).unwrap());
+        assert_eq!(v[15], STALE);
+        assert_eq!(cached_count(&v), None);
+        assert!(!add(&mut v, b"a", 3000).unwrap(), "same element again");
+        assert_eq!(count(&mut v), Ok((1, true)));
+        assert_eq!(count(&mut v), Ok((1, false)));
+        assert_eq!(cached_count(&v), Some(1));
+    }
+
+    #[test]
+    fn small_sets_count_exactly() {
+        let mut v = create();
+        for n in 1..=200u32 {
+            add(&mut v, format!("e{n}").as_bytes(), 3000).unwrap();
+            let (c, _) = count(&mut v).unwrap();
+            assert!(
+                (c as i64 - n as i64).abs() <= 1 + n as i64 / 100,
+                "{n}: {c}"
+            );
+        }
+    }
+
+    #[test]
+    fn promotes_by_size_at_the_configured_limit() {
+        let mut v = create();
+        let mut n = 0;
+        while v[4] == ENC_SPARSE {
+            let before = v.len();
+            add(&mut v, format!("e{n}").as_bytes(), 300).unwrap();
+            if v[4] == ENC_SPARSE {
+                assert!(v.len() <= 300);
+            } else {
+                assert!(before > 300 - 3, "promoted early at {before} bytes");
+            }
+            n += 1;
+        }
+        assert_eq!(v.len(), DENSE_LEN);
+        assert!(n > 50 && n < 300, "{n}");
+    }
+
+    #[test]
+    fn promotes_by_value_above_32_only() {
+        let mut v = create();
+        set_register(&mut v, 100, 32, 3000).unwrap();
+        assert_eq!(v[4], ENC_SPARSE);
+        assert_eq!(registers(&v).unwrap()[100], 32);
+        set_register(&mut v, 100, 33, 3000).unwrap();
+        assert_eq!(v.len(), DENSE_LEN);
+        let regs = registers(&v).unwrap();
+        assert_eq!(regs[100], 33);
+        assert_eq!(regs.iter().filter(|&&r| r != 0).count(), 1);
+        assert_eq!(v[15], STALE);
+    }
+
+    #[test]
+    fn promotion_keeps_the_header_bytes() {
+        let mut v = create();
+        v[5..8].copy_from_slice(b"abc");
+        v[8..16].copy_from_slice(&7u64.to_le_bytes());
+        set_register(&mut v, 0, 40, 3000).unwrap();
+        assert_eq!(&v[..4], b"HYLL");
+        assert_eq!(&v[4..8], b"\0abc");
+        assert_eq!(&v[8..16], &[7, 0, 0, 0, 0, 0, 0, 0x80]);
+    }
+
+    #[test]
+    fn neighbouring_equal_values_merge_into_one_val() {
+        let mut v = create();
+        for i in 10..14 {
+            set_register(&mut v, i, 3, 3000).unwrap();
+        }
+        // XZERO:10, VAL:3×4, XZERO:16370.
+        assert_eq!(&v[HEADER_LEN..], &[0x09, 0x80 | 2 << 2 | 3, 0x7f, 0xf1]);
+    }
+
+    #[test]
+    fn last_dense_register_does_not_spill() {
+        let mut v = dense_of(&[]);
+        set_register(&mut v, REGISTERS - 1, 63, 3000).unwrap();
+        assert_eq!(registers(&v).unwrap()[REGISTERS - 1], 63);
+        assert_eq!(v[DENSE_LEN - 1], 63 << 2);
+    }
+
+    #[test]
+    fn estimator_of_an_empty_hll_is_zero() {
+        let mut h = [0u32; 64];
+        h[0] = REGISTERS as u32;
+        assert_eq!(estimate(&h), 0);
+    }
+
+    /// Register updates: (index, value).
+    fn updates() -> impl Strategy<Value = Vec<(usize, u8)>> {
+        prop::collection::vec(
+            prop_oneof![
+                (0usize..REGISTERS, 1u8..=51),
+                (0usize..40, 1u8..=4), // clustered: many VAL splits and merges
+                (16_340usize..REGISTERS, 1u8..=6),
+            ],
+            0..400,
+        )
+    }
+
+    proptest! {
+        /// Sparse and dense agree on every register and on the count, and the
+        /// registers are the running maximum.
+        #[test]
+        fn sparse_and_dense_agree(ups in updates(), max in prop_oneof![Just(40usize), Just(300), Just(3000)]) {
+            let mut sparse = create();
+            let mut dense = dense_of(&[]);
+            let mut want = vec![0u8; REGISTERS];
+            for &(i, c) in &ups {
+                let expect = c > want[i];
+                want[i] = want[i].max(c);
+                prop_assert_eq!(set_register(&mut sparse, i, c, max), Ok(expect));
+                prop_assert_eq!(set_register(&mut dense, i, c, max), Ok(expect));
+                if sparse[4] == ENC_SPARSE {
+                    prop_assert!(sparse.len() <= max.max(18));
+                }
+            }
+            prop_assert_eq!(registers(&sparse).unwrap(), want.clone());
+            prop_assert_eq!(registers(&dense).unwrap(), want);
+            prop_assert_eq!(count(&mut sparse).unwrap().0, count(&mut dense).unwrap().0);
+        }
+
+        /// With no size limit a sparse value stays sparse (values up to 32)
+        /// and its opcodes always cover exactly the 16,384 registers.
+        #[test]
+        fn sparse_values_decode_to_exactly_all_registers(ups in updates()) {
+            let mut v = create();
+            for &(i, c) in &ups {
+                set_register(&mut v, i, c.min(32), 1 << 20).unwrap();
+            }
+            prop_assert_eq!(v[4], ENC_SPARSE);
+            let total: usize = ops(&v[HEADER_LEN..]).map(|o| o.unwrap().1).sum();
+            prop_assert_eq!(total, REGISTERS);
+        }
+    }
+}

@@ -1,0 +1,461 @@
+//! Differential test of `hotrank::hot::hll` against the server's own
+//! PFADD/PFCOUNT: every key is kept twice, as local bytes changed by
+//! `hll::add`/`hll::count` and as a server key changed by PFADD/PFCOUNT, and
+//! the two must stay byte-identical, with the same replies.
+//!
+//! The server is `HOTRANK_SERVER` (redis-server by default), started bare
+//! (the module is not needed). The workload comes from a seeded RNG: the seed
+//! is printed, and `HLL_DIFF_SEED` replays one.
+mod common;
+
+use common::Server;
+use hotrank::hot::hll::{self, HllError};
+use redis::{Connection, Value};
+use std::time::Instant;
+
+/// splitmix64: small, deterministic, good enough for workloads.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn seed() -> u64 {
+    let s = std::env::var("HLL_DIFF_SEED")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0x5eed_0001);
+    println!("hll_diff seed: {s} (set HLL_DIFF_SEED to replay)");
+    s
+}
+
+/// How many keys of each kind, and their sizes.
+struct Mix {
+    /// Keys with 1..=40 elements drawn with repeats from 60 names: stay sparse.
+    small: usize,
+    /// Keys of crafted elements in a 48-register window with values 1..=5:
+    /// VAL splits and merges, ZERO/XZERO boundaries.
+    clustered: usize,
+    /// (keys, elements each): distinct elements, crossing `hll-sparse-max-bytes`.
+    by_size: (usize, usize),
+    /// Keys with ~60 elements, a crafted value-32 element (stays sparse) and a
+    /// crafted value 33..=51 element (promotes by value).
+    by_value: usize,
+    /// (keys, elements each): well past promotion, with a few crafted high values.
+    dense: (usize, usize),
+}
+
+/// PFADDs to do: (index of the key, element).
+type Ops = Vec<(usize, Vec<u8>)>;
+
+/// The key names, and the operations in a shuffled order.
+fn workload(rng: &mut Rng, mix: &Mix) -> (Vec<Vec<u8>>, Ops) {
+    let mut keys = Vec::new();
+    let mut ops = Vec::new();
+    let new_key = |keys: &mut Vec<Vec<u8>>, name: String| {
+        keys.push(name.into_bytes());
+        keys.len() - 1
+    };
+    for i in 0..mix.small {
+        let k = new_key(&mut keys, format!("small:{i}"));
+        for _ in 0..=rng.below(40) {
+            ops.push((k, format!("u{}", rng.below(60)).into_bytes()));
+        }
+    }
+    for i in 0..mix.clustered {
+        let k = new_key(&mut keys, format!("clustered:{i}"));
+        let base = rng.below(hll::REGISTERS as u64 - 48) as usize;
+        // Some windows at the very ends of the register range.
+        let base = match i % 8 {
+            0 => 0,
+            1 => hll::REGISTERS - 48,
+            _ => base,
+        };
+        for _ in 0..300 {
+            let idx = base + rng.below(48) as usize;
+            let count = 1 + rng.below(5) as u8;
+            ops.push((k, hll::crafted_element(idx, count, rng.below(4)).to_vec()));
+        }
+    }
+    for i in 0..mix.by_size.0 {
+        let k = new_key(&mut keys, format!("size:{i}"));
+        for j in 0..mix.by_size.1 {
+            ops.push((k, format!("size{i}-e{j}").into_bytes()));
+        }
+    }
+    for i in 0..mix.by_value {
+        let k = new_key(&mut keys, format!("value:{i}"));
+        for j in 0..60 {
+            ops.push((k, format!("value{i}-e{j}").into_bytes()));
+        }
+        let mut idx = || rng.below(hll::REGISTERS as u64) as usize;
+        let (a, b) = (idx(), idx());
+        ops.push((k, hll::crafted_element(a, 32, 1).to_vec()));
+        let high = 33 + (rng.below(19) as u8);
+        ops.push((
+            k,
+            hll::crafted_element(b, high, rng.below(1 << 10)).to_vec(),
+        ));
+    }
+    for i in 0..mix.dense.0 {
+        let k = new_key(&mut keys, format!("dense:{i}"));
+        for j in 0..mix.dense.1 {
+            ops.push((k, format!("dense{i}-e{j}").into_bytes()));
+        }
+        for c in [33u8, 40, 51] {
+            let idx = rng.below(hll::REGISTERS as u64) as usize;
+            ops.push((k, hll::crafted_element(idx, c, 3).to_vec()));
+        }
+    }
+    // Shuffle (Fisher–Yates), so keys interleave and each key's crafted
+    // elements land at a random point of its history.
+    for i in (1..ops.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        ops.swap(i, j);
+    }
+    (keys, ops)
+}
+
+fn get(c: &mut Connection, key: &[u8]) -> Vec<u8> {
+    match redis::cmd("GET").arg(key).query(c).expect("GET") {
+        Value::BulkString(b) => b,
+        other => panic!("GET {}: {other:?}", String::from_utf8_lossy(key)),
+    }
+}
+
+fn pfcount(c: &mut Connection, key: &[u8]) -> u64 {
+    redis::cmd("PFCOUNT").arg(key).query(c).expect("PFCOUNT")
+}
+
+/// The error code of a failing command (`WRONGTYPE`, `INVALIDOBJ`, …).
+fn fail_code(c: &mut Connection, cmd: &mut redis::Cmd) -> String {
+    match cmd.query::<Value>(c) {
+        Ok(v) => panic!("the command should fail, got {v:?}"),
+        Err(e) => e.code().unwrap_or("?").to_string(),
+    }
+}
+
+fn code_of(e: HllError) -> &'static str {
+    e.message().split(' ').next().expect("code")
+}
+
+/// GET, our count against PFCOUNT, and GET again: bytes and counts equal.
+fn check_key(c: &mut Connection, key: &[u8], local: &mut [u8], what: &str) {
+    let k = String::from_utf8_lossy(key);
+    assert!(
+        get(c, key) == local,
+        "{what}: {k}: GET differs before PFCOUNT"
+    );
+    let theirs = pfcount(c, key);
+    let (ours, _) = hll::count(local).expect("local count");
+    assert_eq!(ours, theirs, "{what}: {k}: count");
+    assert!(
+        get(c, key) == local,
+        "{what}: {k}: GET differs after PFCOUNT"
+    );
+}
+
+struct Stats {
+    keys: usize,
+    elements: usize,
+    changed: usize,
+    sampled: usize,
+    dense: usize,
+}
+
+/// Runs a workload against the server with `hll-sparse-max-bytes` = `max`.
+fn run(c: &mut Connection, rng: &mut Rng, mix: &Mix, max: usize) -> Stats {
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("hll-sparse-max-bytes")
+        .arg(max)
+        .query(c)
+        .expect("CONFIG SET");
+    let (keys, ops) = workload(rng, mix);
+    let mut local: Vec<Option<Vec<u8>>> = vec![None; keys.len()];
+    let mut want = Vec::with_capacity(1000);
+    let mut pipe = redis::pipe();
+    let mut changed = 0;
+    let mut sampled = 0;
+    let flush = |c: &mut Connection, pipe: &mut redis::Pipeline, want: &mut Vec<i64>| {
+        if want.is_empty() {
+            return;
+        }
+        let got: Vec<i64> = pipe.query(c).expect("PFADD pipeline");
+        assert_eq!(&got, want, "PFADD replies");
+        pipe.clear();
+        want.clear();
+    };
+    for (n, (k, e)) in ops.iter().enumerate() {
+        let v = &mut local[*k];
+        let created = v.is_none();
+        let bytes = v.get_or_insert_with(hll::create);
+        let r = hll::add(bytes, e, max).expect("local add");
+        changed += usize::from(r || created);
+        want.push(i64::from(r || created));
+        pipe.cmd("PFADD").arg(&keys[*k]).arg(e);
+        if want.len() == 1000 || (n + 1) % 500 == 0 {
+            flush(c, &mut pipe, &mut want);
+        }
+        if (n + 1) % 500 == 0 {
+            check_key(c, &keys[*k], bytes, &format!("element {n}"));
+            sampled += 1;
+        }
+    }
+    flush(c, &mut pipe, &mut want);
+    // Every key at the end: GET, PFCOUNT, GET, pipelined.
+    let mut p = redis::pipe();
+    for k in &keys {
+        p.cmd("GET").arg(k).cmd("PFCOUNT").arg(k).cmd("GET").arg(k);
+    }
+    let replies: Vec<Value> = p.query(c).expect("final pipeline");
+    let mut dense = 0;
+    for (i, k) in keys.iter().enumerate() {
+        let name = String::from_utf8_lossy(k);
+        let v = local[i].as_mut().expect("every key had an element");
+        let [before, count, after] = &replies[3 * i..3 * i + 3] else {
+            unreachable!()
+        };
+        assert!(
+            matches!(before, Value::BulkString(b) if b == v),
+            "final: {name}: GET before PFCOUNT"
+        );
+        let (ours, _) = hll::count(v).expect("local count");
+        assert_eq!(count, &Value::Int(ours as i64), "final: {name}: count");
+        assert!(
+            matches!(after, Value::BulkString(b) if b == v),
+            "final: {name}: GET after PFCOUNT"
+        );
+        dense += usize::from(v.len() == hll::DENSE_LEN);
+    }
+    // The kinds did what they are for.
+    for (i, k) in keys.iter().enumerate() {
+        let v = local[i].as_ref().expect("bytes");
+        if k.starts_with(b"small:") || k.starts_with(b"clustered:") {
+            assert_eq!(v[4], 1, "{} should be sparse", String::from_utf8_lossy(k));
+        }
+        if k.starts_with(b"value:") || k.starts_with(b"dense:") {
+            assert_eq!(v[4], 0, "{} should be dense", String::from_utf8_lossy(k));
+        }
+    }
+    Stats {
+        keys: keys.len(),
+        elements: ops.len(),
+        changed,
+        sampled,
+        dense,
+    }
+}
+
+fn report(name: &str, max: usize, s: &Stats, t: Instant) {
+    println!(
+        "{name}: server {}, hll-sparse-max-bytes {max}: {} keys ({} dense at the end), \
+         {} elements ({} changed a key), {} sampled checks, {:.1}s",
+        common::server_bin(),
+        s.keys,
+        s.dense,
+        s.elements,
+        s.changed,
+        s.sampled,
+        t.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn local_hll_matches_server_byte_for_byte_at_default_sparse_max() {
+    let t = Instant::now();
+    let s = Server::start_with(&[], false);
+    let mut c = s.conn();
+    let mut rng = Rng(seed());
+    let mix = Mix {
+        small: 1000,
+        clustered: 40,
+        by_size: (30, 2500),
+        by_value: 20,
+        dense: (12, 8000),
+    };
+    let st = run(&mut c, &mut rng, &mix, hll::DEFAULT_SPARSE_MAX_BYTES);
+    assert!(
+        st.keys >= 1000 && st.elements >= 200_000,
+        "{} keys, {} elements",
+        st.keys,
+        st.elements
+    );
+    // Size keys cross promotion at 3000 bytes (about 1,700 elements).
+    assert!(st.dense >= 30 + 20 + 12, "{} dense keys", st.dense);
+    report("default", 3000, &st, t);
+}
+
+#[test]
+fn local_hll_matches_server_with_other_sparse_max_bytes() {
+    for (max, by_size) in [(500usize, (20usize, 600usize)), (10_000, (6, 10_000))] {
+        let t = Instant::now();
+        let s = Server::start_with(&[], false);
+        let mut c = s.conn();
+        let mut rng = Rng(seed() ^ max as u64);
+        let mix = Mix {
+            small: 150,
+            clustered: 16,
+            by_size,
+            by_value: 8,
+            dense: (2, 12_000),
+        };
+        let st = run(&mut c, &mut rng, &mix, max);
+        assert!(st.dense >= by_size.0 + 8 + 2, "{} dense keys", st.dense);
+        report("other", max, &st, t);
+    }
+}
+
+#[test]
+fn pfadd_without_elements_creates_the_empty_hll() {
+    let s = Server::start_with(&[], false);
+    let mut c = s.conn();
+    let r: i64 = redis::cmd("PFADD").arg("k").query(&mut c).expect("PFADD");
+    assert_eq!(r, 1);
+    assert_eq!(get(&mut c, b"k"), hll::create());
+    let r: i64 = redis::cmd("PFADD").arg("k").query(&mut c).expect("PFADD");
+    assert_eq!(r, 0, "an existing key with no element is unchanged");
+    assert_eq!(pfcount(&mut c, b"k"), 0);
+    let mut v = hll::create();
+    assert_eq!(
+        hll::count(&mut v),
+        Ok((0, true)),
+        "the new key's cache is stale"
+    );
+    assert_eq!(get(&mut c, b"k"), v, "after PFCOUNT");
+}
+
+#[test]
+fn strings_that_are_not_hlls_are_refused_like_the_server() {
+    let s = Server::start_with(&[], false);
+    let mut c = s.conn();
+    let mut dense = hll::create();
+    for i in 0..40 {
+        hll::add(&mut dense, format!("e{i}").as_bytes(), 0).expect("add");
+    }
+    assert_eq!(dense.len(), hll::DENSE_LEN, "a limit of 0 promotes at once");
+    let mut long_dense = dense.clone();
+    long_dense.push(0);
+    let mut bad_encoding = hll::create();
+    bad_encoding[4] = 2;
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("empty", vec![]),
+        ("text", b"garbage".to_vec()),
+        ("short header", b"HYLL\x01\0\0\0\0\0\0\0\0\0\0".to_vec()),
+        ("wrong magic", [&b"HYLx"[..], &hll::create()[4..]].concat()),
+        ("encoding 2", bad_encoding),
+        ("dense too short", dense[..dense.len() - 1].to_vec()),
+        ("dense too long", long_dense),
+    ];
+    for (name, v) in cases {
+        let _: () = redis::cmd("SET")
+            .arg("k")
+            .arg(&v)
+            .query(&mut c)
+            .expect("SET");
+        let code = fail_code(&mut c, redis::cmd("PFADD").arg("k").arg("x"));
+        assert_eq!(code, "WRONGTYPE", "{name}: server PFADD");
+        let code = fail_code(&mut c, redis::cmd("PFCOUNT").arg("k"));
+        assert_eq!(code, "WRONGTYPE", "{name}: server PFCOUNT");
+        assert_eq!(get(&mut c, b"k"), v, "{name}: the server wrote");
+        assert_eq!(hll::validate(&v), Err(HllError::NotHll), "{name}");
+        let mut ours = v.clone();
+        assert_eq!(
+            hll::add(&mut ours, b"x", 3000),
+            Err(HllError::NotHll),
+            "{name}"
+        );
+        assert_eq!(hll::count(&mut ours), Err(HllError::NotHll), "{name}");
+        assert_eq!(ours, v, "{name}: we wrote");
+        assert_eq!(code_of(HllError::NotHll), "WRONGTYPE");
+    }
+}
+
+#[test]
+fn corrupt_sparse_values_are_refused_and_left_alone() {
+    let s = Server::start_with(&[], false);
+    let mut c = s.conn();
+    let stale_head = b"HYLL\x01\0\0\0\0\0\0\0\0\0\0\x80";
+    // An element that lands in the last register, past a body covering 16,383.
+    let last = hll::crafted_element(hll::REGISTERS - 1, 2, 0);
+    let cases: Vec<(&str, &[u8], Vec<u8>, bool)> = vec![
+        // (name, body, element, does the server's PFADD notice?)
+        ("header only", b"", b"x".to_vec(), true),
+        (
+            "16,383 registers, add to the last",
+            b"\x7f\xfe",
+            last.to_vec(),
+            true,
+        ),
+        (
+            "16,383 registers, add to the first",
+            b"\x7f\xfe",
+            hll::crafted_element(0, 2, 0).to_vec(),
+            false,
+        ),
+        ("16,385 registers", b"\x7f\xff\x00", b"x".to_vec(), false),
+        (
+            "a stray opcode at the end",
+            b"\x7f\xf5\x84\x08\x55",
+            b"x".to_vec(),
+            false,
+        ),
+        (
+            "16,383 registers, promoted by value",
+            b"\x7f\xfe",
+            hll::crafted_element(0, 40, 0).to_vec(),
+            true,
+        ),
+    ];
+    for (name, body, element, server_notices) in cases {
+        let v = [&stale_head[..], body].concat();
+        let _: () = redis::cmd("SET")
+            .arg("k")
+            .arg(&v)
+            .query(&mut c)
+            .expect("SET");
+        // PFCOUNT reads the registers (the cache is stale) and refuses.
+        let code = fail_code(&mut c, redis::cmd("PFCOUNT").arg("k"));
+        assert_eq!(code, "INVALIDOBJ", "{name}: server PFCOUNT");
+        assert_eq!(get(&mut c, b"k"), v, "{name}: server PFCOUNT wrote");
+        let mut ours = v.clone();
+        assert_eq!(hll::count(&mut ours), Err(HllError::Corrupt), "{name}");
+        assert_eq!(
+            hll::add(&mut ours, &element, 3000),
+            Err(HllError::Corrupt),
+            "{name}"
+        );
+        assert_eq!(ours, v, "{name}: we wrote");
+        // The server's PFADD notices only when it reaches the damage; we are stricter.
+        let r = redis::cmd("PFADD")
+            .arg("k")
+            .arg(&element)
+            .query::<i64>(&mut c);
+        if server_notices {
+            let e = r.expect_err(name);
+            assert_eq!(e.code(), Some(code_of(HllError::Corrupt)), "{name}");
+            assert_eq!(get(&mut c, b"k"), v, "{name}: server PFADD wrote");
+        } else {
+            assert!(r.is_ok(), "{name}: the server's PFADD accepts it: {r:?}");
+        }
+    }
+    // A valid cache is returned without reading the body, by both.
+    let mut v = b"HYLL\x01\0\0\0\x2a\0\0\0\0\0\0\0".to_vec();
+    let _: () = redis::cmd("SET")
+        .arg("k")
+        .arg(&v)
+        .query(&mut c)
+        .expect("SET");
+    assert_eq!(pfcount(&mut c, b"k"), 42);
+    assert_eq!(hll::count(&mut v), Ok((42, false)));
+}
