@@ -885,3 +885,80 @@ pub fn set_explicit_signals(ctx: &Context) {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// The server's `hll-sparse-max-bytes`, which the native HyperLogLog needs to
+// promote a sparse value to dense exactly where PFADD would. Read at load
+// time and again whenever CONFIG SET changes it (the config-change server
+// event), so HOT.VIEW never pays for a CONFIG GET.
+// ---------------------------------------------------------------------------
+
+static HLL_SPARSE_MAX: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(3000);
+
+/// The server's current `hll-sparse-max-bytes` (bytes of a whole sparse
+/// HyperLogLog string, header included).
+pub fn hll_sparse_max_bytes() -> usize {
+    HLL_SPARSE_MAX.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+fn read_hll_sparse_max(ctx: &Context) {
+    let v = ctx.call("CONFIG", &["GET", "hll-sparse-max-bytes"]);
+    let value = match v {
+        Ok(redis_module::RedisValue::Array(a)) => a.into_iter().nth(1),
+        _ => None,
+    };
+    let n = match value {
+        Some(redis_module::RedisValue::SimpleString(s)) => s.parse::<usize>().ok(),
+        Some(redis_module::RedisValue::BulkString(s)) => s.parse::<usize>().ok(),
+        Some(redis_module::RedisValue::BulkRedisString(s)) => {
+            std::str::from_utf8(s.as_slice()).ok().and_then(|s| s.parse().ok())
+        }
+        Some(redis_module::RedisValue::StringBuffer(b)) => {
+            std::str::from_utf8(&b).ok().and_then(|s| s.parse().ok())
+        }
+        _ => None,
+    };
+    if let Some(n) = n {
+        HLL_SPARSE_MAX.store(n, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+extern "C" fn on_config_change(
+    ctx: *mut raw::RedisModuleCtx,
+    _eid: raw::RedisModuleEvent,
+    _subevent: u64,
+    data: *mut libc::c_void,
+) {
+    // SAFETY: for REDISMODULE_EVENT_CONFIG the server passes a
+    // RedisModuleConfigChange (version 1) whose `config_names` holds
+    // `num_changes` NUL-terminated names, valid during the callback.
+    let hit = unsafe {
+        let d = &*(data as *const raw::RedisModuleConfigChange);
+        (0..d.num_changes as usize).any(|i| {
+            std::ffi::CStr::from_ptr(*d.config_names.add(i)).to_bytes() == b"hll-sparse-max-bytes"
+        })
+    };
+    if hit {
+        read_hll_sparse_max(&Context::new(ctx));
+    }
+}
+
+/// Reads `hll-sparse-max-bytes` now and subscribes to config changes to
+/// follow it. Called once at load time.
+pub fn follow_hll_sparse_max(ctx: &Context) {
+    read_hll_sparse_max(ctx);
+    // SAFETY: the load-time context; the callback is a plain function that
+    // lives as long as the module.
+    unsafe {
+        if let Some(sub) = raw::RedisModule_SubscribeToServerEvent {
+            sub(
+                ctx.ctx,
+                raw::RedisModuleEvent {
+                    id: raw::REDISMODULE_EVENT_CONFIG,
+                    dataver: 1,
+                },
+                Some(on_config_change),
+            );
+        }
+    }
+}

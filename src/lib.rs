@@ -27,6 +27,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     }
     ffi::register_info(ctx);
     ffi::set_explicit_signals(ctx);
+    ffi::follow_hll_sparse_max(ctx);
     if let Err(e) = ffi::declare_key_specs(ctx) {
         ctx.log_warning(&format!("hotrank: {e}"));
         return Status::Err;

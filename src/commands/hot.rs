@@ -4,11 +4,11 @@
 
 use super::{
     bulk, call, counter_of, counter_value, effect, expect_type, guard, open_typed,
-    reply_array, reply_int, write_time, wrong_type, zadd_effect, Args, Fail, Res,
+    reply_array, reply_int, write_time, zadd_effect, Args, Fail, Res,
 };
 use crate::ffi::{Event, KeyKind};
 use crate::hot::view::{self, Outcome, ViewFacts};
-use crate::hot::{dedup, in_window, Formula, TopN};
+use crate::hot::{dedup, hll, in_window, Formula, TopN};
 use crate::keys::{self, Kind};
 use crate::parse::IntText;
 use crate::parse::{
@@ -147,19 +147,21 @@ fn check_hot_board(b: &Board, board: &ffi::Key, has_record: bool) -> Res<()> {
     Ok(())
 }
 
-/// Fails as PFADD would unless `name` is missing or a string with a valid
-/// HyperLogLog header (magic, encoding, dense length), so a view never
-/// fails half way on it.
-fn check_hll(ctx: &Context, name: &RedisString) -> Res<()> {
-    let h = ffi::Key::open(ctx, name, false);
-    match h.kind() {
-        KeyKind::Empty => Ok(()),
-        KeyKind::String if crate::hot::hll_header_ok(h.read()) => Ok(()),
-        KeyKind::String => Err(Fail::Msg(
-            "WRONGTYPE Key is not a valid HyperLogLog string value.".into(),
-        )),
-        _ => Err(wrong_type()),
+/// The error PFADD/PFCOUNT would give for a value that is not a valid
+/// HyperLogLog (`WRONGTYPE …`) or a corrupt one (`INVALIDOBJ …`).
+fn hll_error(e: hll::HllError) -> Fail {
+    Fail::Msg(e.message().into())
+}
+
+/// Opens an article's HyperLogLog for writing: missing, or a string that
+/// passes the server's HyperLogLog check; else the error PFADD would give,
+/// before anything is written.
+fn open_hll(ctx: &Context, name: &RedisString) -> Res<ffi::Key> {
+    let h = open_typed(ctx, name, KeyKind::String, true)?;
+    if h.kind() != KeyKind::Empty {
+        hll::validate(h.read()).map_err(hll_error)?;
     }
+    Ok(h)
 }
 
 /// Reads a counter with GET (a direct string read would convert an
@@ -352,6 +354,8 @@ struct ViewHandles {
     hb: ffi::Key,
     meta: ffi::Key,
     pv: ffi::Key,
+    /// The article's HyperLogLog (checked).
+    uv: ffi::Key,
     /// Open only when the view may write it (see [`ViewKeys::pubidx`]).
     pubidx: Option<ffi::Key>,
     /// Whether the article is on the board before this view.
@@ -400,7 +404,7 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         k.pubidx = Some(name);
         Some(h)
     };
-    check_hll(ctx, &k.uv)?;
+    let uv = open_hll(ctx, &k.uv)?;
     let vv = match &k.vv {
         Some(name) => Some(open_typed(ctx, name, KeyKind::String, true)?),
         None => None,
@@ -430,6 +434,7 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         hb,
         meta,
         pv,
+        uv,
         pubidx,
         on_board,
         vv,
@@ -517,22 +522,31 @@ fn write_counted(
 ) -> Res<(i64, f64)> {
     let ctx = b.ctx;
     let t = v.t;
-    // PFCOUNT runs only when the cached count in the HLL header is invalid
-    // (PFADD changed a register); it is replicated because it rewrites that
-    // cache, and replicas must match byte for byte.
-    let changed = reply_int(&call(ctx, true, "PFADD", &[k.uv.as_slice(), visitor])?) == Some(1);
-    let cached = if changed {
-        None
+    // The HyperLogLog is updated natively, in the server's own encoding
+    // (src/hot/hll.rs), before any write: a corrupt value fails here.
+    let created = h.uv.kind() == KeyKind::Empty;
+    let mut hll_value = if created {
+        hll::create()
     } else {
-        let uv_h = ffi::Key::open(ctx, &k.uv, false);
-        (uv_h.kind() == KeyKind::String)
-            .then(|| crate::hot::hll_cached_card(uv_h.read()))
-            .flatten()
+        h.uv.read().to_vec()
     };
-    let uv = match cached {
-        Some(n) => n,
-        None => reply_int(&call(ctx, true, "PFCOUNT", &[k.uv.as_slice()])?).unwrap_or(0),
-    };
+    let added = hll::add(&mut hll_value, visitor, ffi::hll_sparse_max_bytes()).map_err(hll_error)?
+        || created;
+    let (uv, recounted) = hll::count(&mut hll_value).map_err(hll_error)?;
+    let uv = i64::try_from(uv).unwrap_or(i64::MAX);
+    if added || recounted {
+        h.uv.write(&hll_value)?;
+    }
+    // Replicated as the commands that make the same bytes: PFADD when a
+    // register changed (or the key was created), and PFCOUNT when the count
+    // cached in the header was rewritten.
+    if added {
+        effect(ctx, &k.uv, Event::String, c"pfadd", c"PFADD", &[visitor]);
+    }
+    if recounted {
+        ffi::replicate(ctx, c"PFCOUNT", &k.uv, &[]);
+        ffi::signal_modified(ctx, &k.uv);
+    }
     let score = f.score(pv, uv, published, t);
     bump(ctx, &k.pv, &mut h.pv, pv - 1, None, now)?;
     bump_visitor(ctx, k, &mut h, v, now)?;
@@ -577,11 +591,10 @@ fn write_counted(
             effect(ctx, cur, Event::String, c"append", c"APPEND", &[&e]);
         }
     }
-    let mut uv_h = ffi::Key::open(ctx, &k.uv, true);
     refresh_retention(
         ctx,
         now,
-        &mut [(&k.pv, &mut h.pv), (&k.uv, &mut uv_h), (&k.meta, &mut h.meta)],
+        &mut [(&k.pv, &mut h.pv), (&k.uv, &mut h.uv), (&k.meta, &mut h.meta)],
     );
     note_board_write(ctx, &k.hb, &mut h.hb, f, t);
     stats::add(&stats::VIEWS_COUNTED, 1);
@@ -594,7 +607,7 @@ fn write_counted(
     if let (false, Some(name), Some(p)) = (h.on_board, &k.pubidx, &h.pubidx) {
         let expired = expired_fronts(b, &h.board, p);
         let card = h.board.len() as i64;
-        drop((h, uv_h));
+        drop(h);
         if expired
             .and_then(|e| upkeep(b, name, f, now, e, card))
             .is_err()
