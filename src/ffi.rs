@@ -910,9 +910,9 @@ fn read_hll_sparse_max(ctx: &Context) {
     let n = match value {
         Some(redis_module::RedisValue::SimpleString(s)) => s.parse::<usize>().ok(),
         Some(redis_module::RedisValue::BulkString(s)) => s.parse::<usize>().ok(),
-        Some(redis_module::RedisValue::BulkRedisString(s)) => {
-            std::str::from_utf8(s.as_slice()).ok().and_then(|s| s.parse().ok())
-        }
+        Some(redis_module::RedisValue::BulkRedisString(s)) => std::str::from_utf8(s.as_slice())
+            .ok()
+            .and_then(|s| s.parse().ok()),
         Some(redis_module::RedisValue::StringBuffer(b)) => {
             std::str::from_utf8(&b).ok().and_then(|s| s.parse().ok())
         }

@@ -459,3 +459,106 @@ fn corrupt_sparse_values_are_refused_and_left_alone() {
     assert_eq!(pfcount(&mut c, b"k"), 42);
     assert_eq!(hll::count(&mut v), Ok((42, false)));
 }
+
+/// The module path: every element goes through `HOT.VIEW board key element`
+/// (dedup, the visitor limit and trimming off, so every view is counted and
+/// reaches the HyperLogLog) and, on a twin key, through the server's own
+/// `PFADD` then `PFCOUNT` (HOT.VIEW keeps the count cached, as PFCOUNT
+/// does). The UV replies must equal PFCOUNT, and the bytes of every
+/// article's HyperLogLog must equal its twin's, at samples and at the end.
+/// `max` is set with CONFIG SET after the module loaded, so the module must
+/// follow the server's `hll-sparse-max-bytes` as it changes.
+fn module_path_matches_server(max: usize, mix: &Mix) -> (usize, usize) {
+    let s = Server::start();
+    let mut c = s.conn();
+    for (name, v) in [
+        ("hotrank.dedup-seconds", "0"),
+        ("hotrank.visitor-max-views", "0"),
+        ("hotrank.max-articles", "0"),
+        ("hll-sparse-max-bytes", &max.to_string()),
+    ] {
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg(name)
+            .arg(v)
+            .query(&mut c)
+            .expect("CONFIG SET");
+    }
+    let board: &[u8] = b"hot:{hll}";
+    let mut rng = Rng(seed() ^ max as u64);
+    let (keys, ops) = workload(&mut rng, mix);
+    let uv_key = |k: &[u8]| hotrank::keys::derived(board, hotrank::keys::Kind::Uv, &[k]);
+    let twin = |k: &[u8]| [b"twin:{hll}:".as_slice(), k].concat();
+    let compare = |c: &mut Connection, k: &[u8], what: &str| {
+        let (a, b) = (get(c, &uv_key(k)), get(c, &twin(k)));
+        assert!(
+            a == b,
+            "{what}: {} differs from its twin",
+            String::from_utf8_lossy(k)
+        );
+    };
+    for (batch_no, batch) in ops.chunks(1000).enumerate() {
+        let mut p = redis::pipe();
+        for (k, e) in batch {
+            p.cmd("HOT.VIEW").arg(board).arg(&keys[*k]).arg(e);
+            p.cmd("PFADD").arg(twin(&keys[*k])).arg(e).ignore();
+            p.cmd("PFCOUNT").arg(twin(&keys[*k]));
+        }
+        let replies: Vec<Value> = p.query(&mut c).expect("view pipeline");
+        for (i, pair) in replies.chunks(2).enumerate() {
+            let Value::Array(v) = &pair[0] else {
+                panic!("HOT.VIEW reply {:?}", pair[0])
+            };
+            assert_eq!(
+                v[1],
+                pair[1],
+                "uv of view {} vs PFCOUNT",
+                batch_no * 1000 + i
+            );
+        }
+        let (k, _) = &batch[batch.len() - 1];
+        compare(&mut c, &keys[*k], &format!("after batch {batch_no}"));
+    }
+    let mut dense = 0;
+    for k in &keys {
+        compare(&mut c, k, "final");
+        dense += usize::from(get(&mut c, &uv_key(k)).len() == hll::DENSE_LEN);
+    }
+    (keys.len(), dense)
+}
+
+#[test]
+fn hot_view_hll_matches_server_pfadd_byte_for_byte() {
+    let t = Instant::now();
+    let mix = Mix {
+        small: 1000,
+        clustered: 40,
+        by_size: (30, 2500),
+        by_value: 20,
+        dense: (12, 8000),
+    };
+    let (keys, dense) = module_path_matches_server(hll::DEFAULT_SPARSE_MAX_BYTES, &mix);
+    assert!(
+        keys >= 1000 && dense >= 30 + 20 + 12,
+        "{keys} keys, {dense} dense"
+    );
+    println!(
+        "module path, default sparse max: {keys} keys, {dense} dense, {:.1?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn hot_view_hll_follows_a_changed_hll_sparse_max_bytes() {
+    let mix = Mix {
+        small: 100,
+        clustered: 10,
+        by_size: (10, 1500),
+        by_value: 10,
+        dense: (2, 4000),
+    };
+    for max in [500, 10_000] {
+        let (keys, dense) = module_path_matches_server(max, &mix);
+        println!("module path, hll-sparse-max-bytes {max}: {keys} keys, {dense} dense");
+    }
+}

@@ -986,7 +986,10 @@ fn retention_expires_article_keys_and_a_view_that_grows_the_board_sweeps_expired
     assert!(zscore(&mut c, b, b"low").is_some());
     assert_eq!(info(&mut c)["articles_swept"], 0);
     // A counted view that adds an article forgets both.
-    assert_eq!(view(&mut c, b, b"new", b"v-new", t + 1000).status, "counted");
+    assert_eq!(
+        view(&mut c, b, b"new", b"v-new", t + 1000).status,
+        "counted"
+    );
     for a in [&b"low"[..], b"old"] {
         let name = String::from_utf8_lossy(a).into_owned();
         assert_eq!(zscore(&mut c, b, a), None, "{name} still on the board");

@@ -3,8 +3,8 @@
 //! articles).
 
 use super::{
-    bulk, call, counter_of, counter_value, effect, expect_type, guard, open_typed,
-    reply_array, reply_int, write_time, zadd_effect, Args, Fail, Res,
+    bulk, call, counter_of, counter_value, effect, expect_type, guard, open_typed, reply_array,
+    reply_int, write_time, zadd_effect, Args, Fail, Res,
 };
 use crate::ffi::{Event, KeyKind};
 use crate::hot::view::{self, Outcome, ViewFacts};
@@ -81,9 +81,12 @@ fn not_ours(name: &RedisString, what: &str) -> Fail {
 fn int_field(name: &RedisString, field: &str, v: Option<RedisString>) -> Res<Option<i64>> {
     match v {
         None => Ok(None),
-        Some(s) => parse_i64(field, s.as_slice())
-            .map(Some)
-            .map_err(|_| not_ours(name, &format!("has a field '{field}' that is not an integer"))),
+        Some(s) => parse_i64(field, s.as_slice()).map(Some).map_err(|_| {
+            not_ours(
+                name,
+                &format!("has a field '{field}' that is not an integer"),
+            )
+        }),
     }
 }
 
@@ -262,9 +265,9 @@ fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     // stays an upper bound of its later scores, and its publish-index entry
     // follows the new time whatever happened to its other keys (retention).
     let on_board = board_h.zset_score(article_rs).is_some();
-    let rescore = m.pv.filter(|&pv| on_board && pv > 0).map(|pv| {
-        f.score(pv, m.uv.unwrap_or(0), published, now)
-    });
+    let rescore =
+        m.pv.filter(|&pv| on_board && pv > 0)
+            .map(|pv| f.score(pv, m.uv.unwrap_or(0), published, now));
     let reindex = on_board && pub_h.zset_score(article_rs) != Some(published as f64);
 
     // Write.
@@ -414,7 +417,10 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     for (i, (g, name)) in k.dedup.iter().enumerate() {
         let h = open_typed(ctx, name, KeyKind::String, i == 0)?;
         if !dedup::well_formed(h.read()) {
-            return Err(not_ours(name, "is not a hotrank dedup shard (12-byte entries)"));
+            return Err(not_ours(
+                name,
+                "is not a hotrank dedup shard (12-byte entries)",
+            ));
         }
         duplicate = duplicate || dedup::seen_near(&[(*g, h.read())], fp, t, window);
         if i == 0 {
@@ -472,8 +478,18 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             published,
             new_publish,
         } => {
-            let (uv, score) =
-                write_counted(&b, &k, h, &f, &facts, (article_rs, visitor), pv, published, new_publish, now)?;
+            let (uv, score) = write_counted(
+                &b,
+                &k,
+                h,
+                &f,
+                &facts,
+                (article_rs, visitor),
+                pv,
+                published,
+                new_publish,
+                now,
+            )?;
             Ok(view_reply(pv, uv, score, "counted"))
         }
     }
@@ -487,14 +503,20 @@ fn overflow() -> Fail {
 fn view_error(e: view::ViewError) -> Fail {
     match e {
         view::ViewError::Overflow => overflow(),
-        view::ViewError::BadFormula => {
-            Fail::Msg("ERR hotrank formula configs are out of range; check CONFIG GET hotrank.*".into())
-        }
+        view::ViewError::BadFormula => Fail::Msg(
+            "ERR hotrank formula configs are out of range; check CONFIG GET hotrank.*".into(),
+        ),
     }
 }
 
 /// Adds this view to the visitor's view count (abnormal-traffic check).
-fn bump_visitor(ctx: &Context, k: &ViewKeys, h: &mut ViewHandles, v: &ViewFacts, now: i64) -> Res<()> {
+fn bump_visitor(
+    ctx: &Context,
+    k: &ViewKeys,
+    h: &mut ViewHandles,
+    v: &ViewFacts,
+    now: i64,
+) -> Res<()> {
     if let (Some(name), Some(vh), Some(before)) = (&k.vv, &mut h.vv, v.visitor_views) {
         let vwin = config::get(&config::VISITOR_WINDOW_SECONDS) * 1000;
         let expire = (before == 0).then_some(now + vwin);
@@ -530,7 +552,8 @@ fn write_counted(
     } else {
         h.uv.read().to_vec()
     };
-    let added = hll::add(&mut hll_value, visitor, ffi::hll_sparse_max_bytes()).map_err(hll_error)?
+    let added = hll::add(&mut hll_value, visitor, ffi::hll_sparse_max_bytes())
+        .map_err(hll_error)?
         || created;
     let (uv, recounted) = hll::count(&mut hll_value).map_err(hll_error)?;
     let uv = i64::try_from(uv).unwrap_or(i64::MAX);
@@ -594,7 +617,11 @@ fn write_counted(
     refresh_retention(
         ctx,
         now,
-        &mut [(&k.pv, &mut h.pv), (&k.uv, &mut h.uv), (&k.meta, &mut h.meta)],
+        &mut [
+            (&k.pv, &mut h.pv),
+            (&k.uv, &mut h.uv),
+            (&k.meta, &mut h.meta),
+        ],
     );
     note_board_write(ctx, &k.hb, &mut h.hb, f, t);
     stats::add(&stats::VIEWS_COUNTED, 1);

@@ -62,7 +62,12 @@ pub fn last_in(shard_bytes: &[u8], fp: u64, gen: i64, window_ms: i64) -> Option<
 }
 
 /// The counted views of `fp` recorded in a generation's shard string (ms).
-fn times_of(shard_bytes: &[u8], fp: u64, gen: i64, window_ms: i64) -> impl Iterator<Item = i64> + '_ {
+fn times_of(
+    shard_bytes: &[u8],
+    fp: u64,
+    gen: i64,
+    window_ms: i64,
+) -> impl Iterator<Item = i64> + '_ {
     let want = fp.to_le_bytes();
     shard_bytes
         .chunks_exact(ENTRY)
@@ -92,7 +97,8 @@ pub fn generations(t_ms: i64, window_ms: i64, now_ms: i64) -> ([i64; 3], usize) 
 /// for the rule (strictly less than the window before or after it).
 pub fn seen_near(shards: &[(i64, &[u8])], fp: u64, t_ms: i64, window_ms: i64) -> bool {
     shards.iter().any(|(gen, bytes)| {
-        times_of(bytes, fp, *gen, window_ms).any(|c| crate::hot::is_duplicate(Some(c), t_ms, window_ms))
+        times_of(bytes, fp, *gen, window_ms)
+            .any(|c| crate::hot::is_duplicate(Some(c), t_ms, window_ms))
     })
 }
 
