@@ -468,7 +468,9 @@ fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
     }
     // Write each member's final score once, through one write handle (only
-    // if something changes: closing a write handle signals the key).
+    // if something changes: closing a write handle signals the key). Each
+    // write is replicated as its exact ZADD; the `zadd` event and the WATCH
+    // signal fire once, as for one ZADD of many members.
     let mut out = Vec::with_capacity(plan.len());
     let mut board_w: Option<ffi::Key> = None;
     for (i, (member, new, packed)) in plan.iter().enumerate() {
@@ -476,10 +478,15 @@ fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             if latest.get(member.as_slice()) == Some(&i) {
                 let h = board_w.get_or_insert_with(|| ffi::Key::open(ctx, board, true));
                 h.zset_add(*p, member)?;
-                zadd_effect(ctx, board, *p, member);
+                let text = crate::parse::ScoreText::new(*p);
+                ffi::replicate_zadd(ctx, board, text.as_bytes(), member);
             }
         }
         out.push(RedisValue::Integer(*new));
+    }
+    if board_w.is_some() {
+        ffi::notify(ctx, ffi::Event::ZSet, c"zadd", board);
+        ffi::signal_modified(ctx, board);
     }
     Ok(RedisValue::Array(out))
 }
