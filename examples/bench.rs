@@ -1608,7 +1608,9 @@ fn throughput(
         &|v| v >= 4.0,
     );
     row(
-        &format!("RANK.MINCR {MINCR_MEMBERS} members / ZADD {MINCR_MEMBERS} members (time, best of 3)"),
+        &format!(
+            "RANK.MINCR {MINCR_MEMBERS} members / ZADD {MINCR_MEMBERS} members (time, best of 3)"
+        ),
         "1",
         mincr.ok().map(|(m, z)| m / z),
         "≤ 10x",

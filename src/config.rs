@@ -158,8 +158,7 @@ pub static DEDUP_SECONDS: IntConfig = IntConfig::new(
 pub static DEDUP_SHARDS: IntConfig = IntConfig::new("dedup-shards", 4096, 1, 65_536);
 /// `hotrank.visitor-max-views`: views of one visitor on one board within
 /// `visitor-window-seconds` above which it is suspicious. 0 turns it off.
-pub static VISITOR_MAX_VIEWS: IntConfig =
-    IntConfig::new("visitor-max-views", 60, 0, 1_000_000_000);
+pub static VISITOR_MAX_VIEWS: IntConfig = IntConfig::new("visitor-max-views", 60, 0, 1_000_000_000);
 /// `hotrank.visitor-window-seconds`: the window of the visitor view limit.
 pub static VISITOR_WINDOW_SECONDS: IntConfig =
     IntConfig::new("visitor-window-seconds", 3600, 1, 2_592_000);

@@ -2090,9 +2090,18 @@ fn mincr_of_80000_members_is_fast_and_exact() {
     want.extend([106, 6, 109]);
     assert_eq!(reply.len(), want.len());
     assert!(reply == want, "replies differ from the expected scores");
-    let card: i64 = redis::cmd("RANK.CARD").arg("lb:{big}").query(&mut c).unwrap();
+    let card: i64 = redis::cmd("RANK.CARD")
+        .arg("lb:{big}")
+        .query(&mut c)
+        .unwrap();
     assert_eq!(card, N as i64);
-    for (m, score) in [("m0", 3), ("m7", 109), ("m123", 6), ("m79999", -2), ("m40000", 3)] {
+    for (m, score) in [
+        ("m0", 3),
+        ("m7", 109),
+        ("m123", 6),
+        ("m79999", -2),
+        ("m40000", 3),
+    ] {
         let got: i64 = redis::cmd("RANK.SCORE")
             .arg("lb:{big}")
             .arg(m)
@@ -2103,6 +2112,9 @@ fn mincr_of_80000_members_is_fast_and_exact() {
     // A loose guard only (ZADD of the same members takes about 0.1 s; the
     // quadratic version took about 10 s). Not under valgrind.
     if !server_bin().contains("valgrind") {
-        assert!(took.as_secs_f64() < 3.0, "RANK.MINCR of {N} members took {took:?}");
+        assert!(
+            took.as_secs_f64() < 3.0,
+            "RANK.MINCR of {N} members took {took:?}"
+        );
     }
 }

@@ -451,9 +451,10 @@ fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
                     Some(v) => Some(l.decode(v)?.0),
                 },
             };
-            let new = old.unwrap_or(0).checked_add(delta).ok_or_else(|| {
-                Fail::Msg(format!("ERR delta {delta} would overflow the score"))
-            })?;
+            let new = old
+                .unwrap_or(0)
+                .checked_add(delta)
+                .ok_or_else(|| Fail::Msg(format!("ERR delta {delta} would overflow the score")))?;
             let packed = if old == Some(new) {
                 None
             } else {

@@ -373,7 +373,12 @@ mod tests {
             for beta in ends(BETA_RANGE) {
                 for base in ends(BASE_RANGE) {
                     for gamma in ends(GAMMA_RANGE) {
-                        let f = Formula { alpha, beta, base, gamma };
+                        let f = Formula {
+                            alpha,
+                            beta,
+                            base,
+                            gamma,
+                        };
                         for (pv, uv) in [(0, 0), (i64::MAX, i64::MAX), (1, 0)] {
                             for (p, at) in [(0, 0), (i64::MIN, i64::MAX), (i64::MAX, i64::MIN)] {
                                 let s = f.score(pv, uv, p, at);
