@@ -1510,6 +1510,12 @@ fn throughput(
         }
     }
 
+    // One RANK.MINCR of many members vs one ZADD of the same members.
+    let mincr = mincr_vs_zadd(con);
+    if let Err(e) = &mincr {
+        problems.push(format!("RANK.MINCR vs ZADD: {e}"));
+    }
+
     // Ratios and targets.
     println!();
     println!("## Targets");
@@ -1601,6 +1607,15 @@ fn throughput(
         "≥ 4x",
         &|v| v >= 4.0,
     );
+    row(
+        &format!(
+            "RANK.MINCR {MINCR_MEMBERS} members / ZADD {MINCR_MEMBERS} members (time, best of 3)"
+        ),
+        "1",
+        mincr.ok().map(|(m, z)| m / z),
+        "≤ 10x",
+        &|v| v <= 10.0,
+    );
     for t in &top {
         row(
             &format!("`{}` / ZREVRANGE, mean latency (1 client)", t.label),
@@ -1656,6 +1671,44 @@ fn throughput(
         );
     }
     Ok(())
+}
+
+/// Members in the one-command RANK.MINCR vs ZADD comparison.
+const MINCR_MEMBERS: usize = 80_000;
+
+/// Seconds taken by one `RANK.MINCR b 1 m0 … m79999` and by one `ZADD z 1 m0
+/// … m79999` on fresh keys, each the best of 3 runs.
+fn mincr_vs_zadd(con: &mut redis::Connection) -> Res<(f64, f64)> {
+    progress("RANK.MINCR vs ZADD, 80,000 members");
+    let mut best = (f64::MAX, f64::MAX);
+    for run in 0..3 {
+        let (b, z) = (format!("lb:{{mincr{run}}}"), format!("z:{{mincr{run}}}"));
+        let mut mincr = redis::cmd("RANK.MINCR");
+        mincr.arg(&b).arg(1);
+        let mut zadd = redis::cmd("ZADD");
+        zadd.arg(&z);
+        for i in 0..MINCR_MEMBERS {
+            mincr.arg(format!("m{i}"));
+            zadd.arg(1).arg(format!("m{i}"));
+        }
+        let t = Instant::now();
+        let _: Value = mincr.query(con).map_err(|e| format!("RANK.MINCR: {e}"))?;
+        best.0 = best.0.min(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        let _: Value = zadd.query(con).map_err(|e| format!("ZADD: {e}"))?;
+        best.1 = best.1.min(t.elapsed().as_secs_f64());
+        let _: Value = redis::cmd("DEL")
+            .arg(&b)
+            .arg(&z)
+            .query(con)
+            .map_err(|e| format!("DEL: {e}"))?;
+    }
+    println!();
+    println!(
+        "One command with {MINCR_MEMBERS} members (best of 3): RANK.MINCR {:.3} s, ZADD {:.3} s.",
+        best.0, best.1
+    );
+    Ok(best)
 }
 
 fn mean_result(rs: &[RunResult]) -> RunResult {

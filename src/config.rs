@@ -1,38 +1,70 @@
 //! Module configs (`CONFIG GET/SET hotrank.*`, loadmodule arguments), validated.
+//!
+//! Each config's name, default and range are declared once, here (the
+//! formula's in [`crate::hot`]); `lib.rs` registers them from these
+//! declarations. Every path that sets a value goes through the config's one
+//! validator ([`FloatConfig::set_bytes`], [`IntConfig::set`]): CONFIG SET,
+//! `hotrank.<name> value` lines in redis.conf (through Redis, which calls
+//! the setters), and loadmodule arguments in both forms ([`apply_module_args`]).
+//!
+//! Configs are not replicated: a replica needs the same settings as its master.
 
-use crate::hot::Formula;
-use lazy_static::lazy_static;
+use crate::hot::{self, Formula};
 use redis_module::{
     configuration::ConfigurationContext, ConfigurationValue, RedisError, RedisString,
 };
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 /// A float config stored as its bit pattern, with an inclusive valid range.
 pub struct FloatConfig {
-    name: &'static str,
+    pub name: &'static str,
+    pub default: f64,
+    pub min: f64,
+    pub max: f64,
     bits: AtomicU64,
-    min: f64,
-    max: f64,
-    min_exclusive: bool,
+    /// The default as text, for registration (made once, on first use).
+    default_text: OnceLock<String>,
     /// The last string handed to CONFIG GET (see `ffi::config_string`).
-    shown: std::sync::atomic::AtomicPtr<redis_module::raw::RedisModuleString>,
+    shown: AtomicPtr<redis_module::raw::RedisModuleString>,
 }
 
 impl FloatConfig {
-    fn new(name: &'static str, default: f64, min: f64, max: f64, min_exclusive: bool) -> Self {
+    const fn new(name: &'static str, default: f64, (min, max): (f64, f64)) -> Self {
         FloatConfig {
             name,
-            bits: AtomicU64::new(default.to_bits()),
+            default,
             min,
             max,
-            min_exclusive,
-            shown: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
+            bits: AtomicU64::new(default.to_bits()),
+            default_text: OnceLock::new(),
+            shown: AtomicPtr::new(std::ptr::null_mut()),
         }
     }
 
     /// The current value.
     pub fn value(&self) -> f64 {
         f64::from_bits(self.bits.load(Ordering::Relaxed))
+    }
+
+    /// The default as the text registered with Redis (which sets it through
+    /// [`Self::set_bytes`] like any other value).
+    pub fn default_text(&'static self) -> &'static str {
+        self.default_text
+            .get_or_init(|| crate::parse::format_score(self.default))
+    }
+
+    /// Validates and stores a new value: finite and within `[min, max]`.
+    /// The error names the config and has no `ERR ` prefix (CONFIG SET adds its own).
+    pub fn set_bytes(&self, raw: &[u8]) -> Result<(), String> {
+        let name = format!("hotrank.{}", self.name);
+        let v = crate::parse::parse_finite_f64(&name, raw)
+            .map_err(|e| e.trim_start_matches("ERR ").to_string())?;
+        if !(self.min..=self.max).contains(&v) {
+            return Err(format!("{name} must be in [{}, {}]", self.min, self.max));
+        }
+        self.bits.store(v.to_bits(), Ordering::Relaxed);
+        Ok(())
     }
 }
 
@@ -46,57 +78,113 @@ impl ConfigurationValue<RedisString> for FloatConfig {
     }
 }
 
-impl FloatConfig {
-    /// Validates and stores a new value. The error has no `ERR ` prefix:
-    /// CONFIG SET adds its own.
-    pub fn set_bytes(&self, raw: &[u8]) -> Result<(), String> {
-        let name = format!("hotrank.{}", self.name);
-        let v = crate::parse::parse_finite_f64(&name, raw)
-            .map_err(|e| e.trim_start_matches("ERR ").to_string())?;
-        let low_ok = if self.min_exclusive {
-            v > self.min
-        } else {
-            v >= self.min
-        };
-        if !low_ok || v > self.max {
-            let lb = if self.min_exclusive { "(" } else { "[" };
-            return Err(format!("{name} must be in {lb}{}, {}]", self.min, self.max));
+/// An integer config with an inclusive valid range.
+pub struct IntConfig {
+    pub name: &'static str,
+    pub default: i64,
+    pub min: i64,
+    pub max: i64,
+    value: AtomicI64,
+}
+
+impl IntConfig {
+    const fn new(name: &'static str, default: i64, min: i64, max: i64) -> Self {
+        IntConfig {
+            name,
+            default,
+            min,
+            max,
+            value: AtomicI64::new(default),
         }
-        self.bits.store(v.to_bits(), Ordering::Relaxed);
+    }
+
+    /// The current value.
+    pub fn value(&self) -> i64 {
+        self.value.load(Ordering::Relaxed)
+    }
+
+    /// Validates and stores a new value. The error names the config and its range.
+    pub fn set(&self, v: i64) -> Result<(), String> {
+        if !(self.min..=self.max).contains(&v) {
+            return Err(self.range_error());
+        }
+        self.value.store(v, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Parses (an integer, as CONFIG SET takes it) and stores a new value.
+    pub fn set_bytes(&self, raw: &[u8]) -> Result<(), String> {
+        let v = crate::parse::parse_i64(self.name, raw).map_err(|_| self.range_error())?;
+        self.set(v)
+    }
+
+    fn range_error(&self) -> String {
+        format!(
+            "hotrank.{} must be an integer in [{}, {}]",
+            self.name, self.min, self.max
+        )
     }
 }
 
-lazy_static! {
-    /// `hotrank.alpha`: weight of a page view. Default 1.0, range [0, 1e6].
-    pub static ref ALPHA: FloatConfig = FloatConfig::new("alpha", 1.0, 0.0, 1e6, false);
-    /// `hotrank.beta`: weight of a unique visitor. Default 1.2, range [0, 1e6].
-    pub static ref BETA: FloatConfig = FloatConfig::new("beta", 1.2, 0.0, 1e6, false);
-    /// `hotrank.base`: hours added to an article's age. Default 2, range (0, 1e6].
-    pub static ref BASE: FloatConfig = FloatConfig::new("base", 2.0, 0.0, 1e6, true);
-    /// `hotrank.gamma`: gravity exponent. Default 1.5, range [0, 10].
-    pub static ref GAMMA: FloatConfig = FloatConfig::new("gamma", 1.5, 0.0, 10.0, false);
-    /// `hotrank.dedup-seconds`: a visitor's repeat views of an article within
-    /// this many seconds (of view time) count once. Default 900, 0 turns dedup off.
-    pub static ref DEDUP_SECONDS: AtomicI64 = AtomicI64::new(900);
-    /// `hotrank.dedup-shards`: strings per dedup generation of a board; about
-    /// active pairs / 200 keeps each lookup short. Default 4096.
-    pub static ref DEDUP_SHARDS: AtomicI64 = AtomicI64::new(4096);
-    /// `hotrank.visitor-max-views`: views of one visitor on one board within
-    /// `visitor-window-seconds` above which it is suspicious. Default 60, 0 turns it off.
-    pub static ref VISITOR_MAX_VIEWS: AtomicI64 = AtomicI64::new(60);
-    /// `hotrank.visitor-window-seconds`: the window of the visitor view limit. Default 3600.
-    pub static ref VISITOR_WINDOW_SECONDS: AtomicI64 = AtomicI64::new(3600);
-    /// `hotrank.max-articles`: articles a HOT board keeps. Default 1000, 0 = no limit.
-    pub static ref MAX_ARTICLES: AtomicI64 = AtomicI64::new(1000);
-    /// `hotrank.retention-seconds`: per-article keys of an article not viewed
-    /// for this long expire. Default 7776000 (90 days).
-    pub static ref RETENTION_SECONDS: AtomicI64 = AtomicI64::new(7_776_000);
+impl ConfigurationValue<i64> for IntConfig {
+    fn get(&self, _ctx: &ConfigurationContext) -> i64 {
+        self.value()
+    }
+
+    fn set(&self, _ctx: &ConfigurationContext, val: i64) -> Result<(), RedisError> {
+        IntConfig::set(self, val).map_err(RedisError::String)
+    }
 }
 
+/// `hotrank.alpha`: weight of a page view (see [`Formula::alpha`]).
+pub static ALPHA: FloatConfig = FloatConfig::new("alpha", Formula::DEFAULT.alpha, hot::ALPHA_RANGE);
+/// `hotrank.beta`: weight of a unique visitor (see [`Formula::beta`]).
+pub static BETA: FloatConfig = FloatConfig::new("beta", Formula::DEFAULT.beta, hot::BETA_RANGE);
+/// `hotrank.base`: hours added to an article's age (see [`Formula::base`]).
+pub static BASE: FloatConfig = FloatConfig::new("base", Formula::DEFAULT.base, hot::BASE_RANGE);
+/// `hotrank.gamma`: gravity exponent (see [`Formula::gamma`]).
+pub static GAMMA: FloatConfig = FloatConfig::new("gamma", Formula::DEFAULT.gamma, hot::GAMMA_RANGE);
+
+/// `hotrank.dedup-seconds`: a visitor's repeat views of an article within
+/// this many seconds (of view time) count once. 0 turns dedup off.
+pub static DEDUP_SECONDS: IntConfig = IntConfig::new(
+    "dedup-seconds",
+    900,
+    0,
+    crate::hot::dedup::MAX_WINDOW_MS / 1000,
+);
+/// `hotrank.dedup-shards`: strings per dedup generation of a board; about
+/// active pairs / 200 keeps each lookup short.
+pub static DEDUP_SHARDS: IntConfig = IntConfig::new("dedup-shards", 4096, 1, 65_536);
+/// `hotrank.visitor-max-views`: views of one visitor on one board within
+/// `visitor-window-seconds` above which it is suspicious. 0 turns it off.
+pub static VISITOR_MAX_VIEWS: IntConfig = IntConfig::new("visitor-max-views", 60, 0, 1_000_000_000);
+/// `hotrank.visitor-window-seconds`: the window of the visitor view limit.
+pub static VISITOR_WINDOW_SECONDS: IntConfig =
+    IntConfig::new("visitor-window-seconds", 3600, 1, 2_592_000);
+/// `hotrank.max-articles`: articles a HOT board keeps. 0 = no limit.
+pub static MAX_ARTICLES: IntConfig = IntConfig::new("max-articles", 1000, 0, 100_000_000);
+/// `hotrank.retention-seconds`: per-article keys of an article not viewed
+/// for this long expire (default 90 days).
+pub static RETENTION_SECONDS: IntConfig =
+    IntConfig::new("retention-seconds", 7_776_000, 60, 315_360_000);
+
+/// Every float config.
+pub static FLOATS: [&FloatConfig; 4] = [&ALPHA, &BETA, &BASE, &GAMMA];
+
+/// Every integer config.
+pub static INTS: [&IntConfig; 6] = [
+    &DEDUP_SECONDS,
+    &DEDUP_SHARDS,
+    &VISITOR_MAX_VIEWS,
+    &VISITOR_WINDOW_SECONDS,
+    &MAX_ARTICLES,
+    &RETENTION_SECONDS,
+];
+
 /// Reads an integer config.
-pub fn get(c: &AtomicI64) -> i64 {
-    c.load(Ordering::Relaxed)
+pub fn get(c: &IntConfig) -> i64 {
+    c.value()
 }
 
 /// The formula as configured now.
@@ -111,75 +199,86 @@ pub fn formula() -> Formula {
 
 /// The dedup window in milliseconds.
 pub fn dedup_ms() -> i64 {
-    DEDUP_SECONDS.load(Ordering::Relaxed) * 1000
+    DEDUP_SECONDS.value() * 1000
 }
 
-/// Applies `hotrank.<name> <value>` pairs given as loadmodule arguments (the
-/// unprefixed `<name> <value>` form is handled by the redis-module crate).
-/// Error: the config's own validation message.
-pub fn apply_prefixed_module_args(args: &[RedisString]) -> Result<(), String> {
+/// Sets config `name` (without the `hotrank.` prefix) from its text, through
+/// the config's validator. Error: the validator's message, or an unknown name.
+pub fn set_by_name(name: &[u8], value: &[u8]) -> Result<(), String> {
+    if let Some(c) = FLOATS.iter().find(|c| c.name.as_bytes() == name) {
+        c.set_bytes(value)
+    } else if let Some(c) = INTS.iter().find(|c| c.name.as_bytes() == name) {
+        c.set_bytes(value)
+    } else {
+        Err(format!("unknown config '{}'", name.escape_ascii()))
+    }
+}
+
+/// Applies loadmodule arguments: `<name> <value>` pairs, each name with or
+/// without the `hotrank.` prefix, in order, each through its config's
+/// validator. Applied after redis.conf's `hotrank.*` lines, so these win.
+/// Error (the module then refuses to load): the first bad pair's message.
+pub fn apply_module_args(args: &[&[u8]]) -> Result<(), String> {
     for pair in args.chunks(2) {
         let [name, value] = pair else {
-            return Err(format!("module argument {} has no value", pair[0]));
+            return Err(format!(
+                "module argument '{}' has no value",
+                pair[0].escape_ascii()
+            ));
         };
-        let Some(short) = name.as_slice().strip_prefix(b"hotrank.") else {
-            continue;
-        };
-        let floats: [(&[u8], &FloatConfig); 4] = [
-            (b"alpha", &ALPHA),
-            (b"beta", &BETA),
-            (b"base", &BASE),
-            (b"gamma", &GAMMA),
-        ];
-        if let Some((_, cfg)) = floats.iter().find(|(n, _)| *n == short) {
-            cfg.set_bytes(value.as_slice())?;
-        } else if let Some((n, var, _, min, max)) =
-            int_configs().into_iter().find(|c| c.0.as_bytes() == short)
-        {
-            match crate::parse::parse_i64(n, value.as_slice()) {
-                Ok(v) if (min..=max).contains(&v) => var.store(v, Ordering::Relaxed),
-                _ => return Err(format!("hotrank.{n} must be an integer in [{min}, {max}]")),
-            }
-        } else {
-            return Err(format!("unknown config {name}"));
-        }
+        let short = name.strip_prefix(b"hotrank.").unwrap_or(name);
+        set_by_name(short, value)?;
     }
     Ok(())
 }
 
-/// The integer configs: (name, variable, default, min, max). Registered in
-/// `lib.rs` with the same values.
-pub fn int_configs() -> [(&'static str, &'static AtomicI64, i64, i64, i64); 6] {
-    [
-        (
-            "dedup-seconds",
-            &DEDUP_SECONDS,
-            900,
-            0,
-            crate::hot::dedup::MAX_WINDOW_MS / 1000,
-        ),
-        ("dedup-shards", &DEDUP_SHARDS, 4096, 1, 65_536),
-        (
-            "visitor-max-views",
-            &VISITOR_MAX_VIEWS,
-            60,
-            0,
-            1_000_000_000,
-        ),
-        (
-            "visitor-window-seconds",
-            &VISITOR_WINDOW_SECONDS,
-            3600,
-            1,
-            2_592_000,
-        ),
-        ("max-articles", &MAX_ARTICLES, 1000, 0, 100_000_000),
-        (
-            "retention-seconds",
-            &RETENTION_SECONDS,
-            7_776_000,
-            60,
-            315_360_000,
-        ),
-    ]
+/// The formula fingerprint and every config's current value, as INFO fields
+/// (`formula_fingerprint`, `config_<name>` with `_` for `-`).
+pub fn info_fields() -> Vec<(String, String)> {
+    let fp = formula().fingerprint();
+    let mut out = vec![(
+        "formula_fingerprint".to_string(),
+        String::from_utf8_lossy(&fp).into_owned(),
+    )];
+    for c in FLOATS {
+        out.push((
+            format!("config_{}", c.name),
+            crate::parse::format_score(c.value()),
+        ));
+    }
+    for c in INTS {
+        out.push((
+            format!("config_{}", c.name.replace('-', "_")),
+            c.value().to_string(),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_is_within_its_range() {
+        for c in FLOATS {
+            assert!((c.min..=c.max).contains(&c.default), "{}", c.name);
+        }
+        for c in INTS {
+            assert!((c.min..=c.max).contains(&c.default), "{}", c.name);
+        }
+        let d = Formula::default();
+        assert_eq!(
+            [ALPHA.default, BETA.default, BASE.default, GAMMA.default],
+            [d.alpha, d.beta, d.base, d.gamma]
+        );
+    }
+
+    #[test]
+    fn default_texts_read_back_as_the_defaults() {
+        for c in FLOATS {
+            let back = crate::parse::parse_finite_f64(c.name, c.default_text().as_bytes());
+            assert_eq!(back, Ok(c.default), "{}", c.name);
+        }
+    }
 }

@@ -81,6 +81,9 @@ extern "C" fn info_callback(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report
     for (name, value) in crate::stats::snapshot() {
         raw::add_info_field_long_long(ctx, name, value as i64);
     }
+    for (name, value) in crate::config::info_fields() {
+        raw::add_info_field_str(ctx, &name, &value);
+    }
 }
 
 /// Registers the `INFO hotrank` section (replacing the crate's empty default).

@@ -18,10 +18,11 @@ mod config;
 mod ffi;
 mod stats;
 
-use redis_module::{redis_module, Context, RedisString, Status};
+use redis_module::{configuration::ConfigurationFlags, redis_module, Context, RedisString, Status};
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
-    if let Err(e) = config::apply_prefixed_module_args(args) {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+    if let Err(e) = config::apply_module_args(&args) {
         ctx.log_warning(&format!("hotrank: bad module argument: {e}"));
         return Status::Err;
     }
@@ -60,21 +61,23 @@ redis_module! {
     ],
     configurations: [
         i64: [
-            ["dedup-seconds", &*config::DEDUP_SECONDS, 900, 0, 4_294_967, redis_module::configuration::ConfigurationFlags::DEFAULT, None],
-            ["dedup-shards", &*config::DEDUP_SHARDS, 4096, 1, 65_536, redis_module::configuration::ConfigurationFlags::DEFAULT, None],
-            ["visitor-max-views", &*config::VISITOR_MAX_VIEWS, 60, 0, 1_000_000_000, redis_module::configuration::ConfigurationFlags::DEFAULT, None],
-            ["visitor-window-seconds", &*config::VISITOR_WINDOW_SECONDS, 3600, 1, 2_592_000, redis_module::configuration::ConfigurationFlags::DEFAULT, None],
-            ["max-articles", &*config::MAX_ARTICLES, 1000, 0, 100_000_000, redis_module::configuration::ConfigurationFlags::DEFAULT, None],
-            ["retention-seconds", &*config::RETENTION_SECONDS, 7_776_000, 60, 315_360_000, redis_module::configuration::ConfigurationFlags::DEFAULT, None],
+            [config::DEDUP_SECONDS.name, &config::DEDUP_SECONDS, config::DEDUP_SECONDS.default, config::DEDUP_SECONDS.min, config::DEDUP_SECONDS.max, ConfigurationFlags::DEFAULT, None],
+            [config::DEDUP_SHARDS.name, &config::DEDUP_SHARDS, config::DEDUP_SHARDS.default, config::DEDUP_SHARDS.min, config::DEDUP_SHARDS.max, ConfigurationFlags::DEFAULT, None],
+            [config::VISITOR_MAX_VIEWS.name, &config::VISITOR_MAX_VIEWS, config::VISITOR_MAX_VIEWS.default, config::VISITOR_MAX_VIEWS.min, config::VISITOR_MAX_VIEWS.max, ConfigurationFlags::DEFAULT, None],
+            [config::VISITOR_WINDOW_SECONDS.name, &config::VISITOR_WINDOW_SECONDS, config::VISITOR_WINDOW_SECONDS.default, config::VISITOR_WINDOW_SECONDS.min, config::VISITOR_WINDOW_SECONDS.max, ConfigurationFlags::DEFAULT, None],
+            [config::MAX_ARTICLES.name, &config::MAX_ARTICLES, config::MAX_ARTICLES.default, config::MAX_ARTICLES.min, config::MAX_ARTICLES.max, ConfigurationFlags::DEFAULT, None],
+            [config::RETENTION_SECONDS.name, &config::RETENTION_SECONDS, config::RETENTION_SECONDS.default, config::RETENTION_SECONDS.min, config::RETENTION_SECONDS.max, ConfigurationFlags::DEFAULT, None],
         ],
         string: [
-            ["alpha", &*config::ALPHA, "1.0", redis_module::configuration::ConfigurationFlags::DEFAULT, None],
-            ["beta", &*config::BETA, "1.2", redis_module::configuration::ConfigurationFlags::DEFAULT, None],
-            ["base", &*config::BASE, "2", redis_module::configuration::ConfigurationFlags::DEFAULT, None],
-            ["gamma", &*config::GAMMA, "1.5", redis_module::configuration::ConfigurationFlags::DEFAULT, None],
+            [config::ALPHA.name, &config::ALPHA, config::ALPHA.default_text(), ConfigurationFlags::DEFAULT, None],
+            [config::BETA.name, &config::BETA, config::BETA.default_text(), ConfigurationFlags::DEFAULT, None],
+            [config::BASE.name, &config::BASE, config::BASE.default_text(), ConfigurationFlags::DEFAULT, None],
+            [config::GAMMA.name, &config::GAMMA, config::GAMMA.default_text(), ConfigurationFlags::DEFAULT, None],
         ],
         bool: [],
         enum: [],
-        module_args_as_configuration: true,
+        // Off: the crate would set loadmodule arguments as defaults, which
+        // skips range checks. `init` applies them through the validators.
+        module_args_as_configuration: false,
     ]
 }

@@ -1017,7 +1017,19 @@ fn config_refuses_nan_inf_and_out_of_range_formula_values() {
             ],
         ),
         ("beta", &["nan", "inf", "1e400", "-1", "1e7", "x1"]),
-        ("base", &["nan", "inf", "0", "-2", "1000000.5", "1e400"]),
+        (
+            "base",
+            &[
+                "nan",
+                "inf",
+                "0",
+                "-2",
+                "1000000.5",
+                "1e400",
+                "1e-300",
+                "0.0009",
+            ],
+        ),
         ("gamma", &["nan", "inf", "-0.1", "10.5", "11", "1e400"]),
     ];
     for (name, bads) in cases {

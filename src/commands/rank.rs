@@ -9,6 +9,7 @@ use crate::keys::Kind;
 use crate::parse::{format_score, format_time_ms, parse_i64};
 use crate::rank::{parse_resolution, Layout, Resolution};
 use redis_module::{raw::KeyType, Context, RedisResult, RedisString, RedisValue};
+use std::collections::HashMap;
 
 fn not_rank() -> Fail {
     Fail::Msg(
@@ -36,21 +37,12 @@ fn current(
     ctx: &Context,
     board: &RedisString,
     l: &Layout,
-    member: &[u8],
+    member: &RedisString,
 ) -> Res<Option<(i64, i64)>> {
-    let m = RedisString::create_from_slice(ctx.ctx, member);
-    match ffi::Key::open(ctx, board, false).zset_score(&m) {
+    match ffi::Key::open(ctx, board, false).zset_score(member) {
         None => Ok(None),
         Some(v) => Ok(Some(l.decode(v)?)),
     }
-}
-
-/// Writes a packed score (low-level ZADD, replicated as ZADD with the exact value).
-fn zadd(ctx: &Context, board: &RedisString, packed: f64, member: &[u8]) -> Res<()> {
-    let m = RedisString::create_from_slice(ctx.ctx, member);
-    ffi::Key::open(ctx, board, true).zset_add(packed, &m)?;
-    zadd_effect(ctx, board, packed, &m);
-    Ok(())
 }
 
 /// Parses the optional trailing `AT t`.
@@ -163,7 +155,7 @@ pub fn score(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 fn score_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 4)?;
     let board = super::board(&mut args)?;
-    let member = args.next_rs()?.as_slice();
+    let member = args.next_rs()?;
     let withtime = match args.next() {
         None => false,
         Some(o) if o.eq_ignore_ascii_case(b"WITHTIME") => true,
@@ -188,7 +180,7 @@ pub fn rank(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 4)?;
     let board = super::board(&mut args)?;
-    let member = args.next_rs()?.as_slice();
+    let member = args.next_rs()?;
     let ties = match args.next() {
         None => false,
         Some(o) if o.eq_ignore_ascii_case(b"TIES") => true,
@@ -198,7 +190,7 @@ fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         return Ok(RedisValue::Null);
     };
     if !ties {
-        let r = call(ctx, false, "ZRANK", &[board.as_slice(), member])?;
+        let r = call(ctx, false, "ZRANK", &[board.as_slice(), member.as_slice()])?;
         return Ok(reply_int(&r).map_or(RedisValue::Null, RedisValue::Integer));
     }
     let Some((s, _)) = current(ctx, board, &l, member)? else {
@@ -444,34 +436,58 @@ fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let (t, _) = write_time(None)?;
     let stored = layout(ctx, board, true)?;
     let l = stored.unwrap_or_else(|| Layout::default_for(Resolution::Seconds));
-    // Plan every write first (a member named twice gets delta twice).
-    let mut plan: Vec<(&[u8], i64, Option<f64>)> = Vec::new();
-    while let Some(member) = args.next() {
-        let old = match plan.iter().rev().find(|p| p.0 == member) {
-            Some(p) => Some(p.1),
-            None => current(ctx, board, &l, member)?.map(|o| o.0),
-        };
-        let new = old
-            .unwrap_or(0)
-            .checked_add(delta)
-            .ok_or_else(|| Fail::Msg(format!("ERR delta {delta} would overflow the score")))?;
-        let packed = if old == Some(new) {
-            None
-        } else {
-            Some(l.encode(new, t)?)
-        };
-        plan.push((member, new, packed));
+    // Plan every write first (a member named twice gets delta twice): one
+    // read handle on the board, and each member's latest plan entry found
+    // by hash, so the plan costs O(n) lookups, not O(n²).
+    let mut plan: Vec<(&RedisString, i64, Option<f64>)> = Vec::with_capacity(argv.len() - 3);
+    let mut latest: HashMap<&[u8], usize> = HashMap::with_capacity(argv.len() - 3);
+    {
+        let board_h = ffi::Key::open(ctx, board, false);
+        while let Ok(member) = args.next_rs() {
+            let old = match latest.get(member.as_slice()) {
+                Some(&i) => Some(plan[i].1),
+                None => match board_h.zset_score(member) {
+                    None => None,
+                    Some(v) => Some(l.decode(v)?.0),
+                },
+            };
+            let new = old
+                .unwrap_or(0)
+                .checked_add(delta)
+                .ok_or_else(|| Fail::Msg(format!("ERR delta {delta} would overflow the score")))?;
+            let packed = if old == Some(new) {
+                None
+            } else {
+                Some(l.encode(new, t)?)
+            };
+            latest.insert(member.as_slice(), plan.len());
+            plan.push((member, new, packed));
+        }
     }
     if stored.is_none() {
         let lk = derived(ctx, board, Kind::Layout, &[], true)?;
         call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
     }
+    // Write each member's final score once, through one write handle (only
+    // if something changes: closing a write handle signals the key). Each
+    // write is replicated as its exact ZADD; the `zadd` event and the WATCH
+    // signal fire once, as for one ZADD of many members.
     let mut out = Vec::with_capacity(plan.len());
-    for (member, new, packed) in &plan {
+    let mut board_w: Option<ffi::Key> = None;
+    for (i, (member, new, packed)) in plan.iter().enumerate() {
         if let Some(p) = packed {
-            zadd(ctx, board, *p, member)?;
+            if latest.get(member.as_slice()) == Some(&i) {
+                let h = board_w.get_or_insert_with(|| ffi::Key::open(ctx, board, true));
+                h.zset_add(*p, member)?;
+                let text = crate::parse::ScoreText::new(*p);
+                ffi::replicate_zadd(ctx, board, text.as_bytes(), member);
+            }
         }
         out.push(RedisValue::Integer(*new));
+    }
+    if board_w.is_some() {
+        ffi::notify(ctx, ffi::Event::ZSet, c"zadd", board);
+        ffi::signal_modified(ctx, board);
     }
     Ok(RedisValue::Array(out))
 }

@@ -15,49 +15,65 @@ pub const HOUR_MS: f64 = 3_600_000.0;
 /// `score = (alpha·pv + beta·uv) / (hours_since_publish + base)^gamma`
 /// (the Hacker News ranking family: Amir Salihefendic, "How Hacker News
 /// ranking algorithm works", 2010; gamma 1.3–1.8 is the usual range).
+///
+/// Defaults: [`Formula::DEFAULT`]; valid ranges: [`ALPHA_RANGE`],
+/// [`BETA_RANGE`], [`BASE_RANGE`], [`GAMMA_RANGE`] (the module configs
+/// `hotrank.*` are declared from these).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Formula {
-    /// Weight of a page view (PV). Default 1.0, range 0..=1e6.
+    /// Weight of a page view (PV).
     pub alpha: f64,
-    /// Weight of a unique visitor (UV). Default 1.2, range 0..=1e6.
+    /// Weight of a unique visitor (UV).
     pub beta: f64,
-    /// Hours added to the age, so a new article's score is finite. Default 2, range (0, 1e6].
+    /// Hours added to the age, so a new article's score is finite.
     pub base: f64,
-    /// Gravity exponent. Default 1.5, range 0..=10.
+    /// Gravity exponent.
     pub gamma: f64,
 }
 
+/// Valid `alpha` (inclusive).
+pub const ALPHA_RANGE: (f64, f64) = (0.0, 1e6);
+/// Valid `beta` (inclusive).
+pub const BETA_RANGE: (f64, f64) = (0.0, 1e6);
+/// Valid `base` in hours (inclusive). Its lower end keeps every score finite
+/// and >= 0 for every allowed alpha, beta, gamma and any pv, uv in
+/// `0..=i64::MAX` and any two i64 millisecond times:
+/// - the numerator is at most `2·1e6·9.2e18 ≈ 1.8e25`, finite, and >= 0;
+/// - the denominator `(hours + base)^gamma` is at least `0.001^10 = 1e-30`
+///   (hours >= 0, base >= 0.001; for a base below 1 the worst gamma is 10),
+///   so it is never 0 and the score is at most `1.8e25 / 1e-30 = 1.8e55`;
+/// - hours are at most `2^64 ms ≈ 5.1e12 h`, so the denominator is at most
+///   `(5.1e12 + 1e6)^10 ≈ 1.2e127`, finite (a score may round to 0, never NaN).
+///
+/// A base of 0 gives 0/0 for an article without views at age 0, and a tiny
+/// base such as 1e-300 gives `x / 0` once raised to a gamma above 1.
+pub const BASE_RANGE: (f64, f64) = (0.001, 1e6);
+/// Valid `gamma` (inclusive).
+pub const GAMMA_RANGE: (f64, f64) = (0.0, 10.0);
+
 impl Default for Formula {
     fn default() -> Self {
-        Formula {
-            alpha: 1.0,
-            beta: 1.2,
-            base: 2.0,
-            gamma: 1.5,
-        }
+        Formula::DEFAULT
     }
 }
 
-/// Largest `alpha` and `beta` (`hotrank.alpha`, `hotrank.beta`; smallest 0).
-pub const WEIGHT_MAX: f64 = 1e6;
-/// Smallest `base` in hours (`hotrank.base`). With it, every score is finite:
-/// the numerator is at most 2·1e6·(2^63−1) ≈ 1.8e25 and the denominator at
-/// least 0.001^10 = 1e-30, so a score is at most ≈ 1.8e55; the largest
-/// denominator, (2.6e12 h + 1e6)^10 ≈ 1.4e124 for any i64 age, is finite too.
-pub const BASE_MIN: f64 = 0.001;
-/// Largest `base` in hours.
-pub const BASE_MAX: f64 = 1e6;
-/// Largest `gamma` (smallest 0).
-pub const GAMMA_MAX: f64 = 10.0;
-
 impl Formula {
+    /// The default parameters: alpha 1, beta 1.2, base 2 hours, gamma 1.5.
+    pub const DEFAULT: Formula = Formula {
+        alpha: 1.0,
+        beta: 1.2,
+        base: 2.0,
+        gamma: 1.5,
+    };
+
     /// Whether every parameter is within its config range, which makes every
-    /// score finite and non-negative (see [`BASE_MIN`]).
+    /// score finite and non-negative (see [`BASE_RANGE`]).
     pub fn is_valid(&self) -> bool {
-        (0.0..=WEIGHT_MAX).contains(&self.alpha)
-            && (0.0..=WEIGHT_MAX).contains(&self.beta)
-            && (BASE_MIN..=BASE_MAX).contains(&self.base)
-            && (0.0..=GAMMA_MAX).contains(&self.gamma)
+        let within = |v: f64, (lo, hi): (f64, f64)| (lo..=hi).contains(&v);
+        within(self.alpha, ALPHA_RANGE)
+            && within(self.beta, BETA_RANGE)
+            && within(self.base, BASE_RANGE)
+            && within(self.gamma, GAMMA_RANGE)
     }
 
     /// The time-independent numerator `alpha·pv + beta·uv`.
@@ -68,7 +84,7 @@ impl Formula {
     /// The decayed score at `at_ms` of an article published at `published_ms`.
     /// Age in hours is clamped at 0 (a view before publication counts as age 0).
     pub fn score(&self, pv: i64, uv: i64, published_ms: i64, at_ms: i64) -> f64 {
-        let hours = ((at_ms - published_ms) as f64 / HOUR_MS).max(0.0);
+        let hours = (at_ms.saturating_sub(published_ms) as f64 / HOUR_MS).max(0.0);
         self.numerator(pv, uv) / (hours + self.base).powf(self.gamma)
     }
 
@@ -332,7 +348,70 @@ mod tests {
         })
     }
 
+    /// A parameter anywhere in `range`, with extra weight on both ends.
+    fn in_range((lo, hi): (f64, f64)) -> impl Strategy<Value = f64> {
+        prop_oneof![Just(lo), Just(hi), lo..=hi, Just(lo + (hi - lo) * 1e-9)]
+    }
+
+    fn formulas() -> impl Strategy<Value = Formula> {
+        (
+            in_range(ALPHA_RANGE),
+            in_range(BETA_RANGE),
+            in_range(BASE_RANGE),
+            in_range(GAMMA_RANGE),
+        )
+            .prop_map(|(alpha, beta, base, gamma)| Formula {
+                alpha,
+                beta,
+                base,
+                gamma,
+            })
+    }
+
+    fn any_count() -> impl Strategy<Value = i64> {
+        prop_oneof![Just(0), Just(i64::MAX), 0..=i64::MAX]
+    }
+
+    fn any_time() -> impl Strategy<Value = i64> {
+        prop_oneof![Just(i64::MIN), Just(i64::MAX), Just(0), any::<i64>()]
+    }
+
+    #[test]
+    fn score_is_finite_at_the_corners_of_the_ranges() {
+        let ends = |(lo, hi): (f64, f64)| [lo, hi];
+        for alpha in ends(ALPHA_RANGE) {
+            for beta in ends(BETA_RANGE) {
+                for base in ends(BASE_RANGE) {
+                    for gamma in ends(GAMMA_RANGE) {
+                        let f = Formula {
+                            alpha,
+                            beta,
+                            base,
+                            gamma,
+                        };
+                        for (pv, uv) in [(0, 0), (i64::MAX, i64::MAX), (1, 0)] {
+                            for (p, at) in [(0, 0), (i64::MIN, i64::MAX), (i64::MAX, i64::MIN)] {
+                                let s = f.score(pv, uv, p, at);
+                                assert!(s.is_finite() && s >= 0.0, "{f:?} {pv} {uv} {p} {at}: {s}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     proptest! {
+        /// With every parameter in its config range, any counts and any two
+        /// times, the score is finite and non-negative.
+        #[test]
+        fn score_is_finite_and_non_negative_within_the_config_ranges(
+            f in formulas(), pv in any_count(), uv in any_count(), published in any_time(), at in any_time()
+        ) {
+            let s = f.score(pv, uv, published, at);
+            prop_assert!(s.is_finite() && s >= 0.0, "{:?} pv {} uv {} published {} at {}: {}", f, pv, uv, published, at, s);
+        }
+
         /// Offering candidates in order of an upper bound and stopping as soon
         /// as the selection is closed gives the brute-force answer.
         #[test]

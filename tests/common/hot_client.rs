@@ -147,12 +147,14 @@ pub fn publish(c: &mut Connection, board: &[u8], article: &[u8], at: i64) -> i64
     int(&ok(c, &[b"HOT.PUBLISH", board, article, ts(at).as_bytes()]))
 }
 
-/// The `INFO hotrank` fields, without the `hotrank_` prefix.
+/// The `INFO hotrank` counters, without the `hotrank_` prefix.
 pub fn info(c: &mut Connection) -> HashMap<String, i64> {
     let s: String = redis::cmd("INFO").arg("hotrank").query(c).expect("INFO");
     s.lines()
         .filter_map(|l| l.strip_prefix("hotrank_"))
         .filter_map(|l| l.split_once(':'))
+        // The counters only, not the formula fingerprint and config values.
+        .filter(|(k, _)| !k.starts_with("config_") && !k.starts_with("formula_"))
         .map(|(k, v)| (k.to_string(), v.trim().parse().expect("INFO value")))
         .collect()
 }

@@ -77,6 +77,49 @@ impl Server {
 
     /// A server with extra arguments; `with_module` false starts a bare server.
     pub fn start_with(extra: &[&str], with_module: bool) -> Server {
+        let server = Server::spawn(extra, with_module);
+        server.wait_ready();
+        server
+    }
+
+    /// Starts a server with the module loaded with `module_args` (placed right
+    /// after the module path) and its log in a file. `Err(log)` when the
+    /// server exits instead of answering PING (a module refusing to load
+    /// makes the server exit).
+    pub fn try_start_with_module_args(module_args: &[&str]) -> Result<Server, String> {
+        let log = std::env::temp_dir().join(format!(
+            "hotrank-test-{}-{}.log",
+            std::process::id(),
+            free_port()
+        ));
+        let log_arg = log.to_string_lossy().into_owned();
+        let mut extra: Vec<&str> = module_args.to_vec();
+        extra.extend(["--logfile", &log_arg]);
+        let mut server = Server::spawn(&extra, true);
+        let deadline = Instant::now() + env_ms("HOTRANK_START_WAIT_MS", 10_000);
+        loop {
+            if !server.alive() {
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                let _ = std::fs::remove_file(&log);
+                return Err(text);
+            }
+            if let Ok(mut c) = redis::Client::open(server.url()).and_then(|c| c.get_connection()) {
+                if redis::cmd("PING").query::<String>(&mut c).is_ok() {
+                    let _ = std::fs::remove_file(&log);
+                    return Ok(server);
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "server on port {} neither started nor exited",
+                server.port
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Spawns the server process without waiting for it.
+    fn spawn(extra: &[&str], with_module: bool) -> Server {
         let port = free_port();
         let dir =
             std::env::temp_dir().join(format!("hotrank-test-{}-{}", std::process::id(), port));
@@ -94,9 +137,7 @@ impl Server {
         let child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("start {}: {e}", server_bin()));
-        let server = Server { port, child, dir };
-        server.wait_ready();
-        server
+        Server { port, child, dir }
     }
 
     fn wait_ready(&self) {
