@@ -635,34 +635,6 @@ impl Key {
         }
     }
 
-    /// Deletes hash fields (the key goes when it empties); returns how many
-    /// existed. Replication and events are the caller's.
-    pub fn hash_del(&mut self, fields: &[&std::ffi::CStr]) -> usize {
-        if self.raw.key.is_null() || self.kind() != KeyKind::Hash {
-            return 0;
-        }
-        let mut n = 0;
-        for f in fields {
-            // SAFETY: an open, writable hash key; CFIELDS takes a
-            // NUL-terminated field name; REDISMODULE_HASH_DELETE as the value
-            // deletes the field; the list ends with NULL.
-            let r = unsafe {
-                raw::RedisModule_HashSet.expect("HashSet")(
-                    self.raw.key,
-                    raw::REDISMODULE_HASH_CFIELDS as i32,
-                    f.as_ptr(),
-                    raw::REDISMODULE_HASH_DELETE,
-                    std::ptr::null_mut::<libc::c_void>(),
-                )
-            };
-            n += r.max(0) as usize;
-            if self.kind() == KeyKind::Empty {
-                break;
-            }
-        }
-        n
-    }
-
     /// The member with the lowest score of a ZSET (`None` if missing or empty).
     pub fn zset_first(&self) -> Option<RedisString> {
         if self.raw.key.is_null() || self.kind() != KeyKind::ZSet {

@@ -18,7 +18,8 @@ pub enum Kind {
     Pv,
     /// Article unique visitors (HyperLogLog).
     Uv,
-    /// Article meta hash: `publishedAt` (ms), `uv` (last PFCOUNT).
+    /// Article meta hash: `publishedAt` (ms). PV and UV live only in the
+    /// `pv` counter and the `uv` HyperLogLog.
     Meta,
     /// HOT board meta hash (`maxViewAt`, `fp`).
     HotBoard,

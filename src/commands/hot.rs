@@ -61,10 +61,9 @@ struct Facts {
     published: Option<i64>,
 }
 
-/// The fields of an article's meta hash, each checked to be an integer.
+/// What the meta hash holds: the publish time (checked to be an integer).
+/// PV and UV live only in their counter and HyperLogLog.
 struct MetaFacts {
-    pv: Option<i64>,
-    uv: Option<i64>,
     published: Option<i64>,
 }
 
@@ -90,35 +89,51 @@ fn int_field(name: &RedisString, field: &str, v: Option<RedisString>) -> Res<Opt
     }
 }
 
-/// Reads the meta hash's `pv`, `uv` and `publishedAt` in one lookup.
+/// Reads the meta hash's `publishedAt` (HGET).
 fn meta_facts(name: &RedisString, h: &ffi::Key) -> Res<MetaFacts> {
-    let [pv, uv, published] = h.hash_get([c"pv", c"uv", c"publishedAt"]);
+    let [published] = h.hash_get([c"publishedAt"]);
     Ok(MetaFacts {
-        pv: int_field(name, "pv", pv)?,
-        uv: int_field(name, "uv", uv)?,
         published: int_field(name, "publishedAt", published)?,
     })
 }
 
-/// Reads the meta hash's `pv` (mirror of the counter, written with it),
-/// `uv` (last PFCOUNT) and `publishedAt`: one hash lookup, and no string
-/// read that would change a counter's encoding. `None` for an unknown article.
-fn facts(ctx: &Context, meta_key: &RedisString) -> Res<Option<Facts>> {
-    let meta = open_typed(ctx, meta_key, KeyKind::Hash, false)?;
-    if meta.kind() == KeyKind::Empty {
-        return Ok(None);
+/// The UV of an open HyperLogLog handle: the count cached in its header,
+/// or, when that is stale, the estimate computed on a copy (a read writes
+/// nothing); 0 when missing. Error as PFCOUNT gives for a bad value.
+fn uv_of(h: &ffi::Key) -> Res<i64> {
+    if h.kind() == KeyKind::Empty {
+        return Ok(0);
     }
-    let m = meta_facts(meta_key, &meta)?;
-    let (pv, uv, published) = (m.pv.unwrap_or(0), m.uv.unwrap_or(0), m.published);
+    let n = match hll::cached_count(h.read()) {
+        Some(n) => n,
+        None => hll::count(&mut h.read().to_vec()).map_err(hll_error)?.0,
+    };
+    Ok(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+/// An article's PV (its counter), UV (its HyperLogLog) and publish time
+/// (its meta hash): the one source of each. `None` for an unknown article
+/// (no PV and no publish time).
+fn facts(b: &Board, article: &[u8]) -> Res<Option<Facts>> {
+    let meta_key = b.key(Kind::Meta, &[article], false)?;
+    let meta = open_typed(b.ctx, &meta_key, KeyKind::Hash, false)?;
+    let published = meta_facts(&meta_key, &meta)?.published;
+    let pv_key = b.key(Kind::Pv, &[article], false)?;
+    let pv = counter_of(&open_typed(b.ctx, &pv_key, KeyKind::String, false)?)?;
     if pv == 0 && published.is_none() {
         return Ok(None);
     }
+    let uv_key = b.key(Kind::Uv, &[article], false)?;
+    let uv = uv_of(&open_typed(b.ctx, &uv_key, KeyKind::String, false)?)?;
     Ok(Some(Facts { pv, uv, published }))
 }
 
 /// The board record (derived hash `board`: `maxViewAt`, `fp`), checked;
 /// `None` when the board has none.
-fn board_record(name: &RedisString, h: &ffi::Key) -> Res<Option<(Option<i64>, Option<Vec<u8>>)>> {
+/// A board record: its `maxViewAt` bound (ms) and formula fingerprint.
+type BoardRecord = (Option<i64>, Option<Vec<u8>>);
+
+fn board_record(name: &RedisString, h: &ffi::Key) -> Res<Option<BoardRecord>> {
     if h.kind() == KeyKind::Empty {
         return Ok(None);
     }
@@ -185,12 +200,21 @@ const VIEW_BOUND_STEP: i64 = 60_000;
 /// (rounded up to a minute) and the formula they used, so HOT.TOP knows when
 /// stored scores are upper bounds of scores at its query time. `hb_h` is
 /// the board's meta hash, open for writing and type-checked.
-fn note_board_write(ctx: &Context, hb: &RedisString, hb_h: &mut ffi::Key, f: &Formula, at_ms: i64) {
+fn note_board_write(
+    ctx: &Context,
+    hb: &RedisString,
+    hb_h: &mut ffi::Key,
+    record: &Option<BoardRecord>,
+    f: &Formula,
+    at_ms: i64,
+) {
     let fp = f.fingerprint();
-    let [old_max, old_fp] = hb_h.hash_get([c"maxViewAt", c"fp"]);
-    let old_max = old_max.and_then(|b| parse_i64("f", b.as_slice()).ok());
-    let new_fp: &[u8] = match &old_fp {
-        Some(old) if old.as_slice() != fp => MIXED,
+    let (old_max, old_fp) = match record {
+        Some((m, fp)) => (*m, fp.as_deref()),
+        None => (None, None),
+    };
+    let new_fp: &[u8] = match old_fp {
+        Some(old) if old != fp => MIXED,
         _ => &fp,
     };
     let bound = at_ms
@@ -198,7 +222,7 @@ fn note_board_write(ctx: &Context, hb: &RedisString, hb_h: &mut ffi::Key, f: &Fo
         .saturating_add(1)
         .saturating_mul(VIEW_BOUND_STEP);
     let max = old_max.map_or(bound, |m| if m >= at_ms { m } else { bound });
-    if old_max != Some(max) || old_fp.as_ref().map(|s| s.as_slice()) != Some(new_fp) {
+    if old_max != Some(max) || old_fp != Some(new_fp) {
         let m = IntText::new(max);
         let fields = [(c"maxViewAt", m.as_bytes()), (c"fp", new_fp)];
         hb_h.hash_set(&fields);
@@ -252,7 +276,8 @@ fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let pubidx = b.key(Kind::PubIndex, &[], true)?;
     let mut board_h = open_typed(ctx, b.key, KeyKind::ZSet, true)?;
     let mut hb_h = open_typed(ctx, &hb, KeyKind::Hash, true)?;
-    check_hot_board(&b, &board_h, board_record(&hb, &hb_h)?.is_some())?;
+    let record = board_record(&hb, &hb_h)?;
+    check_hot_board(&b, &board_h, record.is_some())?;
     let mut meta_h = open_typed(ctx, &meta, KeyKind::Hash, true)?;
     let m = meta_facts(&meta, &meta_h)?;
     let mut pub_h = open_typed(ctx, &pubidx, KeyKind::ZSet, true)?;
@@ -265,9 +290,10 @@ fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     // stays an upper bound of its later scores, and its publish-index entry
     // follows the new time whatever happened to its other keys (retention).
     let on_board = board_h.zset_score(article_rs).is_some();
-    let rescore =
-        m.pv.filter(|&pv| on_board && pv > 0)
-            .map(|pv| f.score(pv, m.uv.unwrap_or(0), published, now));
+    let rescore = Some(counter_of(&pv_h)?)
+        .filter(|&pv| on_board && pv > 0)
+        .map(|pv| uv_of(&uv_h).map(|uv| f.score(pv, uv, published, now)))
+        .transpose()?;
     let reindex = on_board && pub_h.zset_score(article_rs) != Some(published as f64);
 
     // Write.
@@ -283,7 +309,7 @@ fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     if let Some(score) = rescore {
         board_h.zset_add(score, article_rs)?;
         zadd_effect(ctx, b.key, score, article_rs);
-        note_board_write(ctx, &hb, &mut hb_h, &f, now);
+        note_board_write(ctx, &hb, &mut hb_h, &record, &f, now);
     }
     if reindex {
         pub_h.zset_add(published as f64, article_rs)?;
@@ -359,6 +385,8 @@ struct ViewHandles {
     pv: ffi::Key,
     /// The article's HyperLogLog (checked).
     uv: ffi::Key,
+    /// The board record as read.
+    record: Option<BoardRecord>,
     /// Open only when the view may write it (see [`ViewKeys::pubidx`]).
     pubidx: Option<ffi::Key>,
     /// Whether the article is on the board before this view.
@@ -441,6 +469,7 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         meta,
         pv,
         uv,
+        record,
         pubidx,
         on_board,
         vv,
@@ -448,9 +477,9 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     };
 
     // Decide (pure), then write.
-    let current = |mf: &MetaFacts| {
-        let (pv, uv) = (mf.pv.unwrap_or(0), mf.uv.unwrap_or(0));
-        (pv, uv, f.score(pv, uv, mf.published.unwrap_or(t), t))
+    let current = |h: &ViewHandles| -> Res<(i64, i64, f64)> {
+        let (pv, uv) = (facts.pv, uv_of(&h.uv)?);
+        Ok((pv, uv, f.score(pv, uv, mf.published.unwrap_or(t), t)))
     };
     match view::decide(&f, &facts).map_err(view_error)? {
         Outcome::Suspicious => {
@@ -464,13 +493,13 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             bump(ctx, &sus, &mut sus_h, old, None, now)?;
             refresh_retention(ctx, now, &mut [(&sus, &mut sus_h)]);
             stats::add(&stats::VIEWS_SUSPICIOUS, 1);
-            let (pv, uv, score) = current(&mf);
+            let (pv, uv, score) = current(&h)?;
             Ok(view_reply(pv, uv, score, "suspicious"))
         }
         Outcome::Duplicate => {
             bump_visitor(ctx, &k, &mut h, &facts, now)?;
             stats::add(&stats::VIEWS_DUPLICATE, 1);
-            let (pv, uv, score) = current(&mf);
+            let (pv, uv, score) = current(&h)?;
             Ok(view_reply(pv, uv, score, "duplicate"))
         }
         Outcome::Counted {
@@ -574,14 +603,14 @@ fn write_counted(
     bump(ctx, &k.pv, &mut h.pv, pv - 1, None, now)?;
     bump_visitor(ctx, k, &mut h, v, now)?;
 
-    let (pv_s, uv_s, pub_s) = (IntText::new(pv), IntText::new(uv), IntText::new(published));
-    let mut fields: Vec<(&std::ffi::CStr, &[u8])> = Vec::with_capacity(3);
-    fields.extend([(c"pv", pv_s.as_bytes()), (c"uv", uv_s.as_bytes())]);
+    // PV and UV live only in their counter and HyperLogLog; the meta hash
+    // is written once, when the article gets its publish time.
     if new_publish {
-        fields.push((c"publishedAt", pub_s.as_bytes()));
+        let pub_s = IntText::new(published);
+        let fields = [(c"publishedAt", pub_s.as_bytes())];
+        h.meta.hash_set(&fields);
+        hset_effect(ctx, &k.meta, &fields);
     }
-    h.meta.hash_set(&fields);
-    hset_effect(ctx, &k.meta, &fields);
 
     // A board that is gone (DEL, expiry) leaves its publish index behind:
     // the index of a new board starts empty, so the two always agree.
@@ -623,7 +652,7 @@ fn write_counted(
             (&k.meta, &mut h.meta),
         ],
     );
-    note_board_write(ctx, &k.hb, &mut h.hb, f, t);
+    note_board_write(ctx, &k.hb, &mut h.hb, &h.record, f, t);
     stats::add(&stats::VIEWS_COUNTED, 1);
     // Upkeep runs when the board grows (an article new to it): the board
     // only outgrows max-articles, and retention only leaves dead articles
@@ -709,20 +738,18 @@ fn view_reply(pv: i64, uv: i64, score: f64, status: &str) -> RedisValue {
 
 /// Removes articles from the board and its index and drops their counters,
 /// a batch of up to 256 per command (one ZREM for the board, one for the
-/// index, one DEL for all counters, then one HDEL per meta hash). Their
+/// index, one DEL for all counters). Their
 /// meta hashes (publish time) stay until retention expires them, so an
 /// article that comes back keeps its age. Every key is ACL-checked before
 /// the first write.
 fn forget<A: AsRef<[u8]>>(b: &Board, pubidx: &RedisString, articles: &[A]) -> Res<()> {
     for batch in articles.chunks(256) {
         let mut counters = Vec::with_capacity(3 * batch.len());
-        let mut metas = Vec::with_capacity(batch.len());
         for a in batch {
             let a = a.as_ref();
             for kind in [Kind::Pv, Kind::Uv, Kind::Suspicious] {
                 counters.push(b.key(kind, &[a], true)?);
             }
-            metas.push(b.key(Kind::Meta, &[a], true)?);
         }
         let members: Vec<&[u8]> = batch.iter().map(|a| a.as_ref()).collect();
         for zset in [b.bytes(), pubidx.as_slice()] {
@@ -732,14 +759,6 @@ fn forget<A: AsRef<[u8]>>(b: &Board, pubidx: &RedisString, articles: &[A]) -> Re
         }
         let names: Vec<&[u8]> = counters.iter().map(|k| k.as_slice()).collect();
         call(b.ctx, true, "DEL", &names)?;
-        // The meta hash mirrors pv and uv: drop the mirror with the counters, or
-        // HOT.STATS would report them and HOT.PUBLISH would put the article back.
-        for meta in &metas {
-            let mut h = open_typed(b.ctx, meta, KeyKind::Hash, true)?;
-            if h.hash_del(&[c"pv", c"uv"]) > 0 {
-                effect(b.ctx, meta, Event::Hash, c"hdel", c"HDEL", &[b"pv", b"uv"]);
-            }
-        }
     }
     Ok(())
 }
@@ -842,8 +861,7 @@ fn offer(
     article: &[u8],
     best: &mut TopN,
 ) -> Res<()> {
-    let meta = b.key(Kind::Meta, &[article], false)?;
-    if let Some(a) = facts(b.ctx, &meta)? {
+    if let Some(a) = facts(b, article)? {
         let published = a.published.unwrap_or(i64::MIN / 2);
         if a.pv > 0 && in_window(published, q, window) {
             best.offer(article, f.score(a.pv, a.uv, published, q));
@@ -1008,7 +1026,7 @@ fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     expect_type(ctx, &sus, KeyType::String)?;
     let suspicious = counter(ctx, &sus)?;
     counter(ctx, &pv)?;
-    let Some(a) = facts(ctx, &meta)?.or((suspicious > 0).then_some(Facts {
+    let Some(a) = facts(&b, article)?.or((suspicious > 0).then_some(Facts {
         pv: 0,
         uv: 0,
         published: None,
