@@ -8,16 +8,6 @@ mod common;
 use common::*;
 use redis::Connection;
 
-fn config_get(c: &mut Connection, name: &str) -> String {
-    let v: Vec<String> = redis::cmd("CONFIG")
-        .arg("GET")
-        .arg(name)
-        .query(c)
-        .expect("CONFIG GET");
-    assert_eq!(v.len(), 2, "CONFIG GET {name}: {v:?}");
-    v[1].clone()
-}
-
 /// The `hotrank_*` fields of INFO hotrank, as text.
 fn info_fields(c: &mut Connection) -> std::collections::BTreeMap<String, String> {
     let s: String = redis::cmd("INFO").arg("hotrank").query(c).expect("INFO");

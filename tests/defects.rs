@@ -18,6 +18,7 @@
 //!   is refused, not silently misread.
 
 mod common;
+use common::rng::Rng;
 use common::*;
 #[path = "common/hot_client.rs"]
 mod hot_client;
@@ -104,16 +105,6 @@ fn config_try(c: &mut Connection, name: &str, value: &str) -> redis::RedisResult
         .arg(name)
         .arg(value)
         .query(c)
-}
-
-fn config_get(c: &mut Connection, name: &str) -> String {
-    let v: Vec<String> = redis::cmd("CONFIG")
-        .arg("GET")
-        .arg(name)
-        .query(c)
-        .expect("CONFIG GET");
-    assert_eq!(v.len(), 2, "CONFIG GET {name}: {v:?}");
-    v[1].clone()
 }
 
 /// `HOT.TOP K opts…` without scores.
@@ -688,26 +679,6 @@ fn seed() -> u64 {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x0DD_0DE7)
-}
-
-/// A seeded xorshift64* generator.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 /// The NASA log's article views: (url path, host, time ms).

@@ -22,6 +22,7 @@
 //! history, and writes the whole history to a file.
 
 mod common;
+use common::rng::Rng;
 use common::*;
 #[path = "common/hot_client.rs"]
 mod hot_client;
@@ -40,41 +41,6 @@ const TIME_BUDGET: Duration = Duration::from_secs(80);
 const BOARDS: [&str; 4] = ["hot:{h1}", "hot:{h2}", "hotplain", "news:feed"];
 /// A board name used only for foreign ZSETs and RANK boards.
 const FOREIGN: &str = "hot:{foreign}";
-
-/// A seeded xorshift64* generator.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + (self.next() % ((hi - lo) as u64 + 1)) as i64
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        self.unit() < p
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.range(0, v.len() as i64 - 1) as usize]
-    }
-    /// Skewed towards small indexes, so a few articles get most views.
-    fn skewed(&mut self, n: usize) -> usize {
-        let u = self.unit();
-        ((u * u * n as f64) as usize).min(n - 1)
-    }
-}
 
 fn seed() -> u64 {
     std::env::var("HOTRANK_SEED")

@@ -118,16 +118,6 @@ fn snapshot(c: &mut Connection) -> BTreeMap<Vec<u8>, (Vec<u8>, bool)> {
         .collect()
 }
 
-fn config_get(c: &mut Connection, name: &str) -> String {
-    let v: Vec<String> = redis::cmd("CONFIG")
-        .arg("GET")
-        .arg(name)
-        .query(c)
-        .expect("CONFIG GET");
-    assert_eq!(v.len(), 2, "CONFIG GET {name}: {v:?}");
-    v[1].clone()
-}
-
 /// A seeded xorshift64* generator: failures reproduce from the printed seed.
 struct Rng(u64);
 

@@ -3,8 +3,8 @@
 //! articles).
 
 use super::{
-    bulk, call, counter_of, counter_value, effect, expect_type, guard, open_typed, reply_array,
-    reply_int, write_time, zadd_effect, Args, Fail, Res,
+    bulk, call, counter_of, effect, expect_type, guard, open_typed, reply_array, reply_int,
+    write_time, zadd_effect, Args, Fail, Res,
 };
 use crate::ffi::{Event, KeyKind};
 use crate::hot::view::{self, Outcome, ViewFacts};
@@ -61,12 +61,6 @@ struct Facts {
     published: Option<i64>,
 }
 
-/// What the meta hash holds: the publish time (checked to be an integer).
-/// PV and UV live only in their counter and HyperLogLog.
-struct MetaFacts {
-    published: Option<i64>,
-}
-
 /// An error for a derived key whose value hotrank did not write: it is
 /// refused, never misread or overwritten.
 fn not_ours(name: &RedisString, what: &str) -> Fail {
@@ -89,12 +83,11 @@ fn int_field(name: &RedisString, field: &str, v: Option<RedisString>) -> Res<Opt
     }
 }
 
-/// Reads the meta hash's `publishedAt` (HGET).
-fn meta_facts(name: &RedisString, h: &ffi::Key) -> Res<MetaFacts> {
+/// The meta hash's `publishedAt` (HGET), checked to be an integer. The
+/// meta hash holds only that: PV and UV live in their counter and HyperLogLog.
+fn published_at(name: &RedisString, h: &ffi::Key) -> Res<Option<i64>> {
     let [published] = h.hash_get([c"publishedAt"]);
-    Ok(MetaFacts {
-        published: int_field(name, "publishedAt", published)?,
-    })
+    int_field(name, "publishedAt", published)
 }
 
 /// The UV of an open HyperLogLog handle: the count cached in its header,
@@ -117,7 +110,7 @@ fn uv_of(h: &ffi::Key) -> Res<i64> {
 fn facts(b: &Board, article: &[u8]) -> Res<Option<Facts>> {
     let meta_key = b.key(Kind::Meta, &[article], false)?;
     let meta = open_typed(b.ctx, &meta_key, KeyKind::Hash, false)?;
-    let published = meta_facts(&meta_key, &meta)?.published;
+    let published = published_at(&meta_key, &meta)?;
     let pv_key = b.key(Kind::Pv, &[article], false)?;
     let pv = counter_of(&open_typed(b.ctx, &pv_key, KeyKind::String, false)?)?;
     if pv == 0 && published.is_none() {
@@ -180,16 +173,6 @@ fn open_hll(ctx: &Context, name: &RedisString) -> Res<ffi::Key> {
         hll::validate(h.read()).map_err(hll_error)?;
     }
     Ok(h)
-}
-
-/// Reads a counter with GET (a direct string read would convert an
-/// int-encoded value to a raw one): 0 when missing; an error unless it
-/// holds an integer.
-fn counter(ctx: &Context, key: &RedisString) -> Res<i64> {
-    match super::reply_bytes(&call(ctx, false, "GET", &[key.as_slice()])?) {
-        None => Ok(0),
-        Some(v) => counter_value(&v),
-    }
 }
 
 /// Granularity of the board's `maxViewAt` bound (ms): it is rounded up to
@@ -279,10 +262,10 @@ fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let record = board_record(&hb, &hb_h)?;
     check_hot_board(&b, &board_h, record.is_some())?;
     let mut meta_h = open_typed(ctx, &meta, KeyKind::Hash, true)?;
-    let m = meta_facts(&meta, &meta_h)?;
+    let old_published = published_at(&meta, &meta_h)?;
     let mut pub_h = open_typed(ctx, &pubidx, KeyKind::ZSet, true)?;
     let mut pv_h = open_typed(ctx, &pv, KeyKind::String, true)?;
-    counter_of(&pv_h)?;
+    let pv_now = counter_of(&pv_h)?;
     let mut uv_h = open_typed(ctx, &uv, KeyKind::String, true)?;
     let now = ffi::now_ms();
 
@@ -290,7 +273,7 @@ fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     // stays an upper bound of its later scores, and its publish-index entry
     // follows the new time whatever happened to its other keys (retention).
     let on_board = board_h.zset_score(article_rs).is_some();
-    let rescore = Some(counter_of(&pv_h)?)
+    let rescore = Some(pv_now)
         .filter(|&pv| on_board && pv > 0)
         .map(|pv| uv_of(&uv_h).map(|uv| f.score(pv, uv, published, now)))
         .transpose()?;
@@ -315,7 +298,7 @@ fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         pub_h.zset_add(published as f64, article_rs)?;
         zadd_effect(ctx, &pubidx, published as f64, article_rs);
     }
-    Ok(RedisValue::Integer(i64::from(m.published.is_none())))
+    Ok(RedisValue::Integer(i64::from(old_published.is_none())))
 }
 
 /// `HOT.VIEW K article visitor [AT t]` → `[pv, uv, score, status]`.
@@ -338,6 +321,9 @@ struct ViewKeys {
     /// Dedup shards, when dedup is on: (generation, name); the first is
     /// the view's own generation, the one a counted view appends to.
     dedup: Vec<(i64, RedisString)>,
+    /// The dedup window (ms, 0 = off) and the pair's fingerprint.
+    window: i64,
+    fp: u64,
 }
 
 impl ViewKeys {
@@ -373,6 +359,8 @@ impl ViewKeys {
             pubidx: None,
             vv,
             dedup,
+            window,
+            fp,
         })
     }
 }
@@ -413,7 +401,6 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let (t, now) = write_time(at)?;
     let f = config::formula();
     let fp = dedup::fingerprint(article, visitor);
-    let window = config::dedup_ms();
 
     // Read: every key this view may write is named, ACL-checked, opened
     // once and checked (type, and the format of what hotrank stores in it)
@@ -425,9 +412,9 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let record = board_record(&k.hb, &hb)?;
     check_hot_board(&b, &board, record.is_some())?;
     let meta = open_typed(ctx, &k.meta, KeyKind::Hash, true)?;
-    let mf = meta_facts(&k.meta, &meta)?;
+    let published = published_at(&k.meta, &meta)?;
     let pv = open_typed(ctx, &k.pv, KeyKind::String, true)?;
-    let pubidx = if on_board && mf.published.is_some() {
+    let pubidx = if on_board && published.is_some() {
         None
     } else {
         let name = b.key(Kind::PubIndex, &[], true)?;
@@ -450,7 +437,7 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
                 "is not a hotrank dedup shard (12-byte entries)",
             ));
         }
-        duplicate = duplicate || dedup::seen_near(&[(*g, h.read())], fp, t, window);
+        duplicate = duplicate || dedup::seen_near(&[(*g, h.read())], fp, t, k.window);
         if i == 0 {
             own_shard = Some(h);
         }
@@ -458,7 +445,7 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let facts = ViewFacts {
         t,
         pv: counter_of(&pv)?,
-        published: mf.published,
+        published,
         visitor_views: vv.as_ref().map(counter_of).transpose()?,
         visitor_max: config::get(&config::VISITOR_MAX_VIEWS),
         duplicate,
@@ -479,7 +466,7 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     // Decide (pure), then write.
     let current = |h: &ViewHandles| -> Res<(i64, i64, f64)> {
         let (pv, uv) = (facts.pv, uv_of(&h.uv)?);
-        Ok((pv, uv, f.score(pv, uv, mf.published.unwrap_or(t), t)))
+        Ok((pv, uv, f.score(pv, uv, published.unwrap_or(t), t)))
     };
     match view::decide(&f, &facts).map_err(view_error)? {
         Outcome::Suspicious => {
@@ -627,9 +614,9 @@ fn write_counted(
         zadd_effect(ctx, name, published as f64, article);
     }
     if let (Some((_, cur)), Some(cur_h)) = (k.dedup.first(), &mut h.dedup) {
-        let window = config::dedup_ms();
+        let window = k.window;
         let fresh = cur_h.kind() == KeyKind::Empty;
-        let e = dedup::entry(dedup::fingerprint(article.as_slice(), visitor), t, window);
+        let e = dedup::entry(k.fp, t, window);
         cur_h.append(&e)?;
         if fresh {
             // A new shard with its expiry: one replicated SET … PXAT.
@@ -1017,15 +1004,9 @@ fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         return Err(Fail::Msg("ERR syntax error".into()));
     }
     let q = at.unwrap_or_else(ffi::now_ms);
-    let pv = b.key(Kind::Pv, &[article], false)?;
-    let meta = b.key(Kind::Meta, &[article], false)?;
     let sus = b.key(Kind::Suspicious, &[article], false)?;
     expect_type(ctx, b.key, KeyType::ZSet)?;
-    expect_type(ctx, &pv, KeyType::String)?;
-    expect_type(ctx, &meta, KeyType::Hash)?;
-    expect_type(ctx, &sus, KeyType::String)?;
-    let suspicious = counter(ctx, &sus)?;
-    counter(ctx, &pv)?;
+    let suspicious = counter_of(&open_typed(ctx, &sus, KeyKind::String, false)?)?;
     let Some(a) = facts(&b, article)?.or((suspicious > 0).then_some(Facts {
         pv: 0,
         uv: 0,

@@ -56,11 +56,6 @@ pub fn entry(fp: u64, t_ms: i64, window_ms: i64) -> [u8; ENTRY] {
     e
 }
 
-/// The latest counted view of `fp` recorded in a generation's shard string.
-pub fn last_in(shard_bytes: &[u8], fp: u64, gen: i64, window_ms: i64) -> Option<i64> {
-    times_of(shard_bytes, fp, gen, window_ms).max()
-}
-
 /// The counted views of `fp` recorded in a generation's shard string (ms).
 fn times_of(
     shard_bytes: &[u8],
@@ -105,7 +100,6 @@ pub fn seen_near(shards: &[(i64, &[u8])], fp: u64, t_ms: i64, window_ms: i64) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hot::is_duplicate;
     use proptest::prelude::*;
     use std::collections::HashMap;
 
@@ -138,8 +132,9 @@ mod tests {
         let t = 1_700_000_123_456;
         let fp = fingerprint(b"a", b"v");
         let e = entry(fp, t, w);
-        assert_eq!(last_in(&e, fp, generation(t, w), w), Some(t));
-        assert_eq!(last_in(&e, fp ^ 1, generation(t, w), w), None);
+        let g = generation(t, w);
+        assert_eq!(times_of(&e, fp, g, w).collect::<Vec<_>>(), vec![t]);
+        assert_eq!(times_of(&e, fp ^ 1, g, w).count(), 0);
     }
 
     /// Simulates the generational store against the one-key-per-pair model.

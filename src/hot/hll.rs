@@ -89,6 +89,7 @@ pub fn murmur64a(data: &[u8], seed: u64) -> u64 {
     let mut h = seed ^ (data.len() as u64).wrapping_mul(M);
     let mut chunks = data.chunks_exact(8);
     for ch in &mut chunks {
+        // chunks_exact(8) yields 8-byte slices: the conversion cannot fail.
         let mut k = u64::from_le_bytes(ch.try_into().expect("8 bytes"));
         k = k.wrapping_mul(M);
         k ^= k >> R;
@@ -576,6 +577,8 @@ fn promote(value: &mut Vec<u8>, index: usize, count: u8) {
     let regs = &mut dense[HEADER_LEN..];
     let mut i = 0;
     for op in ops(&value[HEADER_LEN..]) {
+        // Cannot fail: every caller has walked the whole body with op_at
+        // (refusing a corrupt one) before promoting.
         let (v, run) = op.expect("checked by the caller");
         if v != 0 {
             for r in i..i + run {

@@ -219,29 +219,6 @@ pub fn trim_slack(max: i64) -> i64 {
     (max / 2).max(16)
 }
 
-/// Whether `bytes` pass the server's HyperLogLog check (`isHLLObjectOrReply`
-/// in Redis `hyperloglog.c`): at least a 16-byte header, magic `HYLL`,
-/// encoding 0 (dense) or 1 (sparse), and a dense value of exactly
-/// 16 + 12,288 bytes. PFADD and PFCOUNT refuse anything else with WRONGTYPE.
-pub fn hll_header_ok(bytes: &[u8]) -> bool {
-    const DENSE_LEN: usize = 16 + 16_384 * 6 / 8;
-    bytes.len() >= 16
-        && &bytes[..4] == b"HYLL"
-        && match bytes[4] {
-            0 => bytes.len() == DENSE_LEN,
-            1 => true,
-            _ => false,
-        }
-}
-
-/// The cardinality a Redis HyperLogLog caches in its header, exactly what
-/// `PFCOUNT` returns without recomputing; `None` when the bytes are not a
-/// well-formed HLL header or the cache is stale. See [`hll::cached_count`]
-/// (this is it as an `i64`: a valid cache is below 2^63).
-pub fn hll_cached_card(bytes: &[u8]) -> Option<i64> {
-    hll::cached_count(bytes).and_then(|c| i64::try_from(c).ok())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,17 +236,24 @@ mod tests {
         let mut sparse = b"HYLL\x01\0\0\0".to_vec();
         sparse.extend(42u64.to_le_bytes());
         sparse.extend([0x7f, 0xff]); // XZERO covering all registers
-        assert_eq!(hll_cached_card(&sparse), Some(42));
+        assert_eq!(crate::hot::hll::cached_count(&sparse), Some(42));
         let mut stale = sparse.clone();
         stale[15] |= 0x80;
-        assert_eq!(hll_cached_card(&stale), None);
+        assert_eq!(crate::hot::hll::cached_count(&stale), None);
         let mut dense = b"HYLL\x00\0\0\0".to_vec();
         dense.extend(7u64.to_le_bytes());
         dense.resize(16 + 12_288, 0);
-        assert_eq!(hll_cached_card(&dense), Some(7));
-        assert_eq!(hll_cached_card(&dense[..100]), None, "a short dense HLL");
-        assert_eq!(hll_cached_card(b"HYLX\x01\0\0\0\0\0\0\0\0\0\0\0"), None);
-        assert_eq!(hll_cached_card(b"12"), None);
+        assert_eq!(crate::hot::hll::cached_count(&dense), Some(7));
+        assert_eq!(
+            crate::hot::hll::cached_count(&dense[..100]),
+            None,
+            "a short dense HLL"
+        );
+        assert_eq!(
+            crate::hot::hll::cached_count(b"HYLX\x01\0\0\0\0\0\0\0\0\0\0\0"),
+            None
+        );
+        assert_eq!(crate::hot::hll::cached_count(b"12"), None);
     }
     use proptest::prelude::*;
 

@@ -14,6 +14,8 @@
 //!   A graceful exit lets valgrind write its leak report.
 #![allow(dead_code)]
 
+pub mod rng;
+
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -254,4 +256,15 @@ pub fn now_s() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .expect("clock")
         .as_secs() as i64
+}
+
+/// `CONFIG GET name` → its value.
+pub fn config_get(c: &mut redis::Connection, name: &str) -> String {
+    let v: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg(name)
+        .query(c)
+        .expect("CONFIG GET");
+    assert_eq!(v.len(), 2, "CONFIG GET {name}: {v:?}");
+    v[1].clone()
 }
