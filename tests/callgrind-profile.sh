@@ -12,6 +12,7 @@
 #
 # Env: HOTRANK_MODULE (default target/release/libhotrank.so), N (default
 # 20000), KEYSPACE (default 5000), SERVER (default redis-server),
+# ONLY (an extended regex: profile only the workloads whose name matches),
 # OUT (default target/profile) for the callgrind files, which
 # `callgrind_annotate --inclusive=yes OUT/<name>.cg` breaks down by function.
 set -euo pipefail
@@ -30,6 +31,7 @@ LUA="$(cat "$ROOT/examples/view.lua")"
 # profile NAME CONFIG... -- COMMAND...
 profile() {
   local name=$1; shift
+  if [ -n "${ONLY:-}" ] && ! [[ "$name" =~ $ONLY ]]; then return 0; fi
   local conf=()
   while [ "$1" != "--" ]; do conf+=("$1"); shift; done
   shift
