@@ -300,12 +300,13 @@ fn check_hot(
         let st = hot_stats(c, article, Some(at));
         assert_eq!(row["pv"], json!(int(&st["pv"])), "{article} pv");
         assert_eq!(row["uv"], json!(int(&st["uv"])), "{article} uv");
-        let published: i64 = text(&st["published_at"]).parse().expect("published_at");
-        assert_eq!(
-            row["published_at"],
-            json!(published),
-            "{article} published_at"
-        );
+        // Unix seconds: a JSON integer when whole, else a number with the milliseconds.
+        let published = text(&st["published_at"]);
+        let expected = match published.parse::<i64>() {
+            Ok(whole) => json!(whole),
+            Err(_) => json!(published.parse::<f64>().expect("published_at")),
+        };
+        assert_eq!(row["published_at"], expected, "{article} published_at");
         let stats_score: f64 = text(&st["score"]).parse().expect("score");
         assert_eq!(
             *score, stats_score,
@@ -510,6 +511,14 @@ fn view_and_publish_write_through_the_module() {
     let score: f64 = text(&stats["score"]).parse().unwrap();
     assert!(score > 0.0);
     assert_eq!(v["score"].as_f64(), Some(score), "{v}");
+    let zscore: f64 = text(&q(&mut c, &["ZSCORE", HOT, "p1"]).unwrap())
+        .parse()
+        .unwrap();
+    assert_eq!(
+        v["score"].as_f64(),
+        Some(zscore),
+        "the score written to the board"
+    );
     assert_eq!(v.as_object().map(|o| o.len()), Some(4), "{v}");
 
     // The same visitor 30 s later: a duplicate, nothing counted.

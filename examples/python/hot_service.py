@@ -93,6 +93,18 @@ def number(text: str | bytes) -> int | float:
     return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
+def results(pipe: redis.client.Pipeline) -> list[Any]:
+    """Executes a pipeline; raises the first error reply as the server wrote it.
+
+    (``execute()`` would raise it prefixed with "Command # n (…) of pipeline caused error".)
+    """
+    replies = pipe.execute(raise_on_error=False)
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise reply
+    return replies
+
+
 def pairs(reply: list[Any]) -> dict[str, Any]:
     """A flat ``[field, value, field, value, …]`` reply (RESP2) as a dict."""
     return dict(zip(reply[0::2], reply[1::2]))
@@ -116,7 +128,7 @@ class HotRank:
         for article, _ in ranked:
             pipe.execute_command("HOT.STATS", self.board, article, *when)
         out = []
-        for (article, score), stats in zip(ranked, pipe.execute()):
+        for (article, score), stats in zip(ranked, results(pipe)):
             # An article trimmed between the two calls has no stats (nil).
             s = stats if isinstance(stats, dict) else pairs(stats or [])
             out.append(
@@ -153,7 +165,7 @@ class HotRank:
         pipe = self.r.pipeline(transaction=True)
         pipe.execute_command("RANK.CARD", board)
         pipe.execute_command("RANK.RANGE", board, start, stop, "WITHSCORES")
-        card, flat = pipe.execute()
+        card, flat = results(pipe)
         if card == 0:
             raise HttpError(HTTPStatus.NOT_FOUND, f"leaderboard {board!r} is empty or does not exist")
         first = start if start >= 0 else max(card + start, 0)
