@@ -32,8 +32,9 @@ fn require_python() {
             python()
         ),
         Ok(o) if !o.status.success() => panic!(
-            "`{}` cannot import redis-py >= 5 ({}); run `make deps` \
-             (it runs `python3 -m pip install -r examples/python/requirements.txt`)",
+            "`{}` cannot import redis-py >= 5; run `make deps` \
+             (it runs `python3 -m pip install -r examples/python/requirements.txt`). \
+             Python said: {}",
             python(),
             String::from_utf8_lossy(&o.stderr).trim()
         ),
