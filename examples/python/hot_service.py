@@ -33,7 +33,7 @@ import re
 import sys
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
 try:
@@ -72,7 +72,9 @@ def parse_range(raw: str) -> int:
         )
     seconds = int(m.group(1)) * UNIT_SECONDS[m.group(2)]
     if not 0 < seconds <= MAX_RANGE_SECONDS:
-        raise HttpError(HTTPStatus.BAD_REQUEST, f"range must be between 1s and 100 years, got {raw!r}")
+        raise HttpError(
+            HTTPStatus.BAD_REQUEST, f"range must be between 1s and 100 years, got {raw!r}"
+        )
     return seconds
 
 
@@ -145,7 +147,9 @@ class HotRank:
     def view(self, article: str, visitor: str, at: str | None) -> dict[str, Any]:
         """HOT.VIEW: one page view; its reply ``[pv, uv, score, status]`` as a dict."""
         when = ["AT", at] if at is not None else []
-        pv, uv, score, status = self.r.execute_command("HOT.VIEW", self.board, article, visitor, *when)
+        pv, uv, score, status = self.r.execute_command(
+            "HOT.VIEW", self.board, article, visitor, *when
+        )
         return {"pv": pv, "uv": uv, "score": float(score), "status": status}
 
     def publish(self, article: str, published_at: str) -> dict[str, Any]:
@@ -157,17 +161,24 @@ class HotRank:
         """RANK.AROUND: the member and up to ``n`` neighbours on each side."""
         rows = self.r.execute_command("RANK.AROUND", board, member, n)
         if not rows:
-            raise HttpError(HTTPStatus.NOT_FOUND, f"member {member!r} is not on leaderboard {board!r}")
+            raise HttpError(
+                HTTPStatus.NOT_FOUND, f"member {member!r} is not on leaderboard {board!r}"
+            )
         return [{"rank": rank, "member": m, "score": score} for rank, m, score in rows]
 
     def range(self, board: str, start: int, stop: int) -> list[dict[str, Any]]:
-        """RANK.RANGE with WITHSCORES; RANK.CARD in the same transaction gives the ranks of negative indexes."""
+        """RANK.RANGE with WITHSCORES, by index as in ZRANGE.
+
+        RANK.CARD, in the same transaction, turns negative indexes into ranks.
+        """
         pipe = self.r.pipeline(transaction=True)
         pipe.execute_command("RANK.CARD", board)
         pipe.execute_command("RANK.RANGE", board, start, stop, "WITHSCORES")
         card, flat = results(pipe)
         if card == 0:
-            raise HttpError(HTTPStatus.NOT_FOUND, f"leaderboard {board!r} is empty or does not exist")
+            raise HttpError(
+                HTTPStatus.NOT_FOUND, f"leaderboard {board!r} is empty or does not exist"
+            )
         first = start if start >= 0 else max(card + start, 0)
         return [
             {"rank": first + i, "member": m, "score": score}
@@ -204,7 +215,9 @@ class Handler(BaseHTTPRequestHandler):
                 start = parse_int("start", query["start"], -(2**62), 2**62)
                 stop = parse_int("stop", query["stop"], -(2**62), 2**62)
                 return self.api.range(board, start, stop)
-            raise HttpError(HTTPStatus.BAD_REQUEST, "give either around=member[&n=5] or start=..&stop=..")
+            raise HttpError(
+                HTTPStatus.BAD_REQUEST, "give either around=member[&n=5] or start=..&stop=.."
+            )
         raise HttpError(HTTPStatus.NOT_FOUND, f"no route GET {path}")
 
     def post(self, path: str, query: dict[str, str]) -> Any:
@@ -221,7 +234,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.api.publish(text_field(body, "article"), published_at)
         raise HttpError(HTTPStatus.NOT_FOUND, f"no route POST {path}")
 
-    def dispatch(self, route: Any) -> None:
+    def dispatch(self, route: Callable[[str, dict[str, str]], Any]) -> None:
         """Runs a route and turns its result or error into a JSON reply."""
         url = urlsplit(self.path)
         try:
@@ -243,6 +256,8 @@ class Handler(BaseHTTPRequestHandler):
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
             raise HttpError(HTTPStatus.BAD_REQUEST, "bad Content-Length") from None
+        if length < 0:
+            raise HttpError(HTTPStatus.BAD_REQUEST, "bad Content-Length")
         if length > MAX_BODY_BYTES:
             raise HttpError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "body too large")
         try:
@@ -289,10 +304,18 @@ def optional_time(body: dict[str, Any], name: str) -> str | None:
 def main(argv: list[str] | None = None) -> None:
     """Parses the arguments and serves until interrupted."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--redis-url", default=os.environ.get("HOTRANK_REDIS_URL", "redis://127.0.0.1:6379/0"))
-    p.add_argument("--board", default=os.environ.get("HOTRANK_BOARD", "hot:{news}"), help="HOT board key")
+    p.add_argument(
+        "--redis-url",
+        default=os.environ.get("HOTRANK_REDIS_URL", "redis://127.0.0.1:6379/0"),
+        help="redis-py URL (default $HOTRANK_REDIS_URL or redis://127.0.0.1:6379/0)",
+    )
+    p.add_argument(
+        "--board",
+        default=os.environ.get("HOTRANK_BOARD", "hot:{news}"),
+        help="HOT board key of /hot, /view and /publish (default $HOTRANK_BOARD or hot:{news})",
+    )
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8080")), help="0 picks a free port")
+    p.add_argument("--port", type=int, default=8080, help="0 picks a free port")
     p.add_argument("--quiet", action="store_true", help="do not log each request")
     args = p.parse_args(argv)
 
