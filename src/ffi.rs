@@ -367,7 +367,7 @@ pub fn set_command_info(ctx: &Context) -> Result<(), String> {
                 return Err(format!("SetCommandInfo {} failed", meta.name));
             }
             ctx.log_warning(&format!(
-                "hotrank: the server refused the docs of {}; its key spec is set without them",
+                "the server refused the docs of {}; its key spec is set without them",
                 meta.name
             ));
         }

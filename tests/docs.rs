@@ -539,10 +539,15 @@ fn undocumented_keywords_are_refused() {
                 optional: false,
                 ..a.clone()
             };
-            render(&[a.clone()], &[], &Mode::Minimal, &mut keys, &mut w);
-            words
-                .entry(a.token.clone().unwrap().to_ascii_uppercase())
-                .or_insert(w);
+            render(
+                std::slice::from_ref(&a),
+                &[],
+                &Mode::Minimal,
+                &mut keys,
+                &mut w,
+            );
+            let token = a.token.as_deref().unwrap_or_default().to_ascii_uppercase();
+            words.entry(token).or_insert(w);
         }
     }
     assert!(words.len() >= 10, "{words:?}");
