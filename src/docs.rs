@@ -150,7 +150,7 @@ pub static COMMANDS: &[Command] = &[
         name: "hot.view",
         summary: "Records one page view of an article: counts its page views and unique visitors, skips duplicate and suspicious views, and updates its time-decayed score.",
         since: SINCE,
-        complexity: "O(log(N)) where N is the number of articles on the board. A view that adds an article to the board may trim the board or forget expired articles: amortized O(log(N)) per added article.",
+        complexity: "O(log(N)+D) where N is the number of articles on the board and D the number of dedup entries in the pair's shard (about the pairs counted in the last two dedup windows divided by hotrank.dedup-shards). A view that adds an article to the board may also trim the board or forget expired articles: amortized O(log(N)) per added article.",
         args: &[key(), string("article"), string("visitor"), AT],
     },
     Command {
