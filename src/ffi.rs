@@ -473,15 +473,13 @@ impl RawDocs {
                 T::OneOf => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF,
                 T::Block => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK,
             };
-            let flags = if a.optional {
-                raw::REDISMODULE_CMD_ARG_OPTIONAL
-            } else {
-                0
-            } | if a.multiple {
-                raw::REDISMODULE_CMD_ARG_MULTIPLE
-            } else {
-                0
-            };
+            let mut flags = raw::REDISMODULE_CMD_ARG_NONE;
+            if a.optional {
+                flags |= raw::REDISMODULE_CMD_ARG_OPTIONAL;
+            }
+            if a.multiple {
+                flags |= raw::REDISMODULE_CMD_ARG_MULTIPLE;
+            }
             let subargs = if a.args.is_empty() {
                 std::ptr::null_mut()
             } else {
