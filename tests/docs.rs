@@ -336,8 +336,21 @@ fn source_keywords() -> Vec<(String, String)> {
 
 /// The name of the function a line declares.
 fn fn_name(line: &str) -> Option<String> {
-    let t = line.trim_start();
-    let t = t.strip_prefix("pub ").unwrap_or(t);
+    let mut t = line.trim_start();
+    // Qualifiers that may come before `fn`.
+    while let Some(rest) = [
+        "pub ",
+        "pub(crate) ",
+        "pub(super) ",
+        "const ",
+        "unsafe ",
+        "async ",
+    ]
+    .iter()
+    .find_map(|q| t.strip_prefix(q))
+    {
+        t = rest;
+    }
     let t = t.strip_prefix("fn ")?;
     Some(
         t.chars()
