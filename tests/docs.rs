@@ -223,44 +223,50 @@ fn value(a: &Arg, keys: &mut u32) -> String {
 fn render(args: &[Arg], path: &[usize], mode: &Mode, keys: &mut u32, out: &mut Vec<String>) {
     for (i, a) in args.iter().enumerate() {
         let p: Vec<usize> = path.iter().copied().chain([i]).collect();
-        let included = match mode {
+        render_arg(a, &p, false, mode, keys, out);
+    }
+}
+
+/// Renders argument `a` at path `p`; `chosen`: a `oneof` branch, included
+/// whatever its flags say.
+fn render_arg(
+    a: &Arg,
+    p: &[usize],
+    chosen: bool,
+    mode: &Mode,
+    keys: &mut u32,
+    out: &mut Vec<String>,
+) {
+    let included = chosen
+        || match mode {
             Mode::Minimal => !a.optional,
             Mode::All => true,
-            Mode::Include(target, _) => !a.optional || target.starts_with(&p),
+            Mode::Include(target, _) => !a.optional || target.starts_with(p),
         };
-        if !included {
-            continue;
+    if !included {
+        return;
+    }
+    let times = if a.multiple && matches!(mode, Mode::All) {
+        2
+    } else {
+        1
+    };
+    for _ in 0..times {
+        if let Some(t) = &a.token {
+            out.push(t.clone());
         }
-        let times = if a.multiple && matches!(mode, Mode::All) {
-            2
-        } else {
-            1
-        };
-        for _ in 0..times {
-            if let Some(t) = &a.token {
-                out.push(t.clone());
+        match a.kind.as_str() {
+            "pure-token" => {}
+            "oneof" => {
+                let b = match mode {
+                    Mode::Include(target, b) if target == p => *b,
+                    _ => 0,
+                };
+                let bp: Vec<usize> = p.iter().copied().chain([b]).collect();
+                render_arg(&a.args[b], &bp, true, mode, keys, out);
             }
-            match a.kind.as_str() {
-                "pure-token" => {}
-                "oneof" => {
-                    let branch = match mode {
-                        Mode::Include(target, b) if *target == p => *b,
-                        _ => 0,
-                    };
-                    let sub = &a.args[branch..=branch];
-                    // The chosen branch is required within the oneof.
-                    let sub: Vec<Arg> = sub
-                        .iter()
-                        .map(|s| Arg {
-                            optional: false,
-                            ..s.clone()
-                        })
-                        .collect();
-                    render(&sub, &p, mode, keys, out);
-                }
-                "block" => render(&a.args, &p, mode, keys, out),
-                _ => out.push(value(a, keys)),
-            }
+            "block" => render(&a.args, p, mode, keys, out),
+            _ => out.push(value(a, keys)),
         }
     }
 }
