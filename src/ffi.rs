@@ -290,82 +290,235 @@ impl Drop for ZsetRevIter {
     }
 }
 
-/// Declares each command's key spec (`RedisModule_SetCommandInfo`, Redis
-/// 7.0+): read-only commands read their board key (RO ACCESS), so a user
-/// with read-only key permissions (`%R~`) may run them; without it the
-/// server derives RW ACCESS UPDATE from first/last/step for every command.
-pub fn declare_key_specs(ctx: &Context) -> Result<(), String> {
-    use redis_module::commands::{BeginSearch, FindKeys, KeySpec, KeySpecFlags};
-    // SAFETY: the API table is written once at load time and only read afterwards.
-    let (Some(get), Some(set)) = (unsafe { raw::RedisModule_GetCommand }, unsafe {
-        raw::RedisModule_SetCommandInfo
-    }) else {
-        return Ok(()); // before 7.0: no key specs
+/// Key-spec flags and ACL categories of each command (see [`set_command_info`]).
+struct CommandMeta {
+    name: &'static str,
+    /// `KeySpecFlags` bits of the board key's spec.
+    key_flags: u32,
+    /// ACL categories, where the server can set them (7.2+, Valkey).
+    categories: &'static std::ffi::CStr,
+}
+
+/// Every command's key-spec flags and ACL categories: read-only commands
+/// read their board key (RO ACCESS), so a user with read-only key
+/// permissions (`%R~`) may run them; without a spec the server derives RW
+/// ACCESS UPDATE from first/last/step for every command.
+fn command_meta() -> [CommandMeta; 15] {
+    use redis_module::commands::KeySpecFlags as F;
+    let read = (F::READ_ONLY | F::ACCESS).bits();
+    let write = (F::READ_WRITE | F::ACCESS | F::UPDATE).bits();
+    let remove = (F::READ_WRITE | F::DELETE).bits();
+    let m = |name, key_flags, categories| CommandMeta {
+        name,
+        key_flags,
+        categories,
     };
+    [
+        m("hot.publish", write, c"write fast"),
+        m("hot.view", write, c"write"),
+        m("hot.top", read, c"read"),
+        m("hot.stats", read, c"read fast"),
+        m("rank.create", write, c"write fast"),
+        m("rank.incr", write, c"write fast"),
+        m("rank.set", write, c"write fast"),
+        m("rank.score", read, c"read fast"),
+        m("rank.rank", read, c"read fast"),
+        m("rank.range", read, c"read"),
+        m("rank.rem", remove, c"write fast"),
+        m("rank.card", read, c"read fast"),
+        m("rank.around", read, c"read"),
+        m("rank.rangebyscore", read, c"read"),
+        m("rank.mincr", write, c"write"),
+    ]
+}
+
+/// `RedisModule_SetCommandInfo`, as the bindings type it.
+type SetInfoFn =
+    unsafe extern "C" fn(*mut raw::RedisModuleCommand, *const raw::RedisModuleCommandInfo) -> i32;
+
+/// Sets each command's info (`RedisModule_SetCommandInfo`, Redis 7.0+, in
+/// one call per command: the server refuses a second one): the key spec
+/// of its board key, and the docs of [`crate::docs`] (summary, since,
+/// complexity, arguments) that `COMMAND DOCS` serves and redis-cli builds
+/// its hints from. Also the ACL categories where the server can set them.
+///
+/// Before 7.0 (no API) it does nothing. If a server refuses the docs, the
+/// key spec is set alone and a warning logged: docs are a convenience,
+/// key specs are not. Error: a command is missing or its key spec refused.
+pub fn set_command_info(ctx: &Context) -> Result<(), String> {
+    // SAFETY: the API table is written once at load time and only read afterwards.
+    let api = unsafe { (raw::RedisModule_GetCommand, raw::RedisModule_SetCommandInfo) };
+    let (Some(get), Some(set)) = api else {
+        return Ok(()); // before 7.0: no key specs, no docs
+    };
+    // SAFETY: as above.
+    let set_categories = unsafe { raw::RedisModule_SetCommandACLCategories };
+    for meta in command_meta() {
+        let cname = std::ffi::CString::new(meta.name).map_err(|_| "bad command name")?;
+        // SAFETY: ctx is the load-time context and the name NUL-terminated;
+        // a null result means no such command.
+        let cmd = unsafe { get(ctx.ctx, cname.as_ptr()) };
+        if cmd.is_null() {
+            return Err(format!("no command {}", meta.name));
+        }
+        let docs = crate::docs::find(meta.name);
+        if !set_info(set, cmd, meta.key_flags, docs) {
+            if docs.is_none() || !set_info(set, cmd, meta.key_flags, None) {
+                return Err(format!("SetCommandInfo {} failed", meta.name));
+            }
+            ctx.log_warning(&format!(
+                "the server refused the docs of {}; its key spec is set without them",
+                meta.name
+            ));
+        }
+        if let Some(set_cat) = set_categories {
+            // SAFETY: cmd is a live command of this module; the string is
+            // NUL-terminated and static.
+            if unsafe { set_cat(cmd, meta.categories.as_ptr()) } != raw::REDISMODULE_OK as i32 {
+                return Err(format!("SetCommandACLCategories {} failed", meta.name));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One `SetCommandInfo` call: the board key's spec (first key at index 1,
+/// one key), with `docs` if given. Returns whether the server took it. It
+/// validates the whole info before changing anything, so a refused call
+/// leaves the command as it was.
+fn set_info(
+    set: SetInfoFn,
+    cmd: *mut raw::RedisModuleCommand,
+    key_flags: u32,
+    docs: Option<&crate::docs::Command>,
+) -> bool {
+    use redis_module::commands::{BeginSearch, FindKeys, KeySpec, KeySpecFlags};
     static VERSION: raw::RedisModuleCommandInfoVersion = raw::RedisModuleCommandInfoVersion {
         version: 1,
         sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
         sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
         sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
     };
-    let read = (KeySpecFlags::READ_ONLY | KeySpecFlags::ACCESS).bits();
-    let write = (KeySpecFlags::READ_WRITE | KeySpecFlags::ACCESS | KeySpecFlags::UPDATE).bits();
-    let remove = (KeySpecFlags::READ_WRITE | KeySpecFlags::DELETE).bits();
-    // (command, key-spec flags, ACL categories where the server can set them: 7.2+, Valkey).
-    let specs = [
-        ("hot.publish", write, c"write fast"),
-        ("hot.view", write, c"write"),
-        ("hot.top", read, c"read"),
-        ("hot.stats", read, c"read fast"),
-        ("rank.create", write, c"write fast"),
-        ("rank.incr", write, c"write fast"),
-        ("rank.set", write, c"write fast"),
-        ("rank.score", read, c"read fast"),
-        ("rank.rank", read, c"read fast"),
-        ("rank.range", read, c"read"),
-        ("rank.rem", remove, c"write fast"),
-        ("rank.card", read, c"read fast"),
-        ("rank.around", read, c"read"),
-        ("rank.rangebyscore", read, c"read"),
-        ("rank.mincr", write, c"write"),
-    ];
-    // SAFETY: the API table is written once at load time and only read afterwards.
-    let set_categories = unsafe { raw::RedisModule_SetCommandACLCategories };
-    for (name, flags, categories) in specs {
-        let spec = KeySpec::new(
-            None,
-            KeySpecFlags::from_bits_truncate(flags),
-            BeginSearch::new_index(1),
-            FindKeys::new_range(0, 1, 0),
-        );
-        let mut key_specs = redis_module::commands::get_redis_key_spec(vec![spec]);
-        let cname = std::ffi::CString::new(name).expect("name");
-        // SAFETY: ctx is the load-time context; the info struct and the key
-        // spec array (zero-terminated) live until SetCommandInfo returns,
-        // which copies them.
-        let ok = unsafe {
-            let cmd = get(ctx.ctx, cname.as_ptr());
-            if cmd.is_null() {
-                return Err(format!("no command {name}"));
-            }
-            let mut info: raw::RedisModuleCommandInfo = std::mem::zeroed();
-            info.version = &VERSION;
-            info.key_specs = key_specs.as_mut_ptr();
-            set(cmd, &mut info)
-        };
-        if ok != raw::REDISMODULE_OK as i32 {
-            return Err(format!("SetCommandInfo {name} failed"));
-        }
-        if let Some(set_cat) = set_categories {
-            // SAFETY: as above; the command exists and the string is NUL-terminated.
-            let ok = unsafe { set_cat(get(ctx.ctx, cname.as_ptr()), categories.as_ptr()) };
-            if ok != raw::REDISMODULE_OK as i32 {
-                return Err(format!("SetCommandACLCategories {name} failed"));
-            }
-        }
+    let spec = KeySpec::new(
+        None,
+        KeySpecFlags::from_bits_truncate(key_flags),
+        BeginSearch::new_index(1),
+        FindKeys::new_range(0, 1, 0),
+    );
+    // Zero-terminated; no strings inside (no notes, an index search).
+    let mut key_specs = redis_module::commands::get_redis_key_spec(vec![spec]);
+    let mut tree = RawDocs::default();
+    let null = std::ptr::null();
+    let mut info = raw::RedisModuleCommandInfo {
+        version: &VERSION,
+        summary: null,
+        complexity: null,
+        since: null,
+        history: std::ptr::null_mut(),
+        tips: null,
+        arity: 0, // keep the arity of the registration
+        key_specs: key_specs.as_mut_ptr(),
+        args: std::ptr::null_mut(),
+    };
+    if let Some(d) = docs {
+        info.summary = tree.text(d.summary);
+        info.complexity = tree.text(d.complexity);
+        info.since = tree.text(d.since);
+        info.args = tree.args(d.args);
     }
-    Ok(())
+    // SAFETY: cmd is a live command of this module, at load time. `info`,
+    // the zero-terminated key-spec array and every string and
+    // zero-terminated argument array it points to (owned by `key_specs` and
+    // `tree`) live until this call returns; the server copies them all.
+    // The version struct says the sizes of this crate's structs, which the
+    // server uses to step through the arrays.
+    unsafe { set(cmd, &info) == raw::REDISMODULE_OK as i32 }
 }
+
+/// Owns the C strings and argument arrays behind one command's docs, for
+/// the raw pointers handed to `SetCommandInfo`. Moving a `CString` or a
+/// `Vec` into the lists does not move its heap buffer, so the pointers
+/// stay valid while this lives.
+#[derive(Default)]
+struct RawDocs {
+    strings: Vec<std::ffi::CString>,
+    lists: Vec<Vec<raw::RedisModuleCommandArg>>,
+}
+
+impl RawDocs {
+    /// A NUL-terminated copy of `s` (empty if `s` holds a NUL, which the
+    /// static docs never do).
+    fn text(&mut self, s: &str) -> *const libc::c_char {
+        let c = std::ffi::CString::new(s).unwrap_or_default();
+        let p = c.as_ptr();
+        self.strings.push(c);
+        p
+    }
+
+    fn opt_text(&mut self, s: Option<&str>) -> *const libc::c_char {
+        s.map_or(std::ptr::null(), |s| self.text(s))
+    }
+
+    /// The zero-terminated raw array of `args`, sub-arguments included.
+    fn args(&mut self, args: &[crate::docs::Arg]) -> *mut raw::RedisModuleCommandArg {
+        use crate::docs::ArgType as T;
+        let mut list = Vec::with_capacity(args.len() + 1);
+        for a in args {
+            let type_ = match a.kind {
+                T::Key => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY,
+                T::String => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING,
+                T::Integer => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER,
+                T::UnixTime => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_UNIX_TIME,
+                T::PureToken => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN,
+                T::OneOf => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF,
+                T::Block => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK,
+            };
+            let mut flags = raw::REDISMODULE_CMD_ARG_NONE;
+            if a.optional {
+                flags |= raw::REDISMODULE_CMD_ARG_OPTIONAL;
+            }
+            if a.multiple {
+                flags |= raw::REDISMODULE_CMD_ARG_MULTIPLE;
+            }
+            let subargs = if a.args.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                self.args(a.args)
+            };
+            list.push(raw::RedisModuleCommandArg {
+                name: self.text(a.name),
+                type_,
+                // The board key is key spec 0; -1 for every other argument.
+                key_spec_index: if a.kind == T::Key { 0 } else { -1 },
+                token: self.opt_text(a.token),
+                summary: self.opt_text(a.summary),
+                since: std::ptr::null(),
+                flags: flags as libc::c_int,
+                deprecated_since: std::ptr::null(),
+                subargs,
+                display_text: std::ptr::null(),
+            });
+        }
+        list.push(END_OF_ARGS);
+        let p = list.as_mut_ptr();
+        self.lists.push(list);
+        p
+    }
+}
+
+/// The all-zero entry that ends an argument array.
+const END_OF_ARGS: raw::RedisModuleCommandArg = raw::RedisModuleCommandArg {
+    name: std::ptr::null(),
+    type_: 0,
+    key_spec_index: 0,
+    token: std::ptr::null(),
+    summary: std::ptr::null(),
+    since: std::ptr::null(),
+    flags: 0,
+    deprecated_since: std::ptr::null(),
+    subargs: std::ptr::null_mut(),
+    display_text: std::ptr::null(),
+};
 
 /// The string a string config's get callback returns. Redis does not free
 /// that string, and the redis-module crate hands it over with `take()`, so

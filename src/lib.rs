@@ -5,8 +5,9 @@
 //! - pure core, no Redis: [`hot`] (decay formula, dedup decision, top-N with
 //!   pruning), [`rank`] (score + time packing, layouts), [`keys`] (derived key
 //!   names and hash slots), [`parse`] (exact number and time parsing);
-//! - Redis glue: `commands` (handlers), `config` (module configs), `ffi` (the
-//!   only place with `unsafe` and raw API calls), and the registration below.
+//! - Redis glue: `commands` (handlers), `config` (module configs), `docs`
+//!   (what `COMMAND DOCS` says of each command: plain data), `ffi` (the only
+//!   place with `unsafe` and raw API calls), and the registration below.
 
 pub mod hot;
 pub mod keys;
@@ -15,6 +16,7 @@ pub mod rank;
 
 mod commands;
 mod config;
+mod docs;
 mod ffi;
 mod stats;
 
@@ -29,7 +31,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     ffi::register_info(ctx);
     ffi::set_explicit_signals(ctx);
     ffi::follow_hll_sparse_max(ctx);
-    if let Err(e) = ffi::declare_key_specs(ctx) {
+    if let Err(e) = ffi::set_command_info(ctx) {
         ctx.log_warning(&format!("hotrank: {e}"));
         return Status::Err;
     }

@@ -1,0 +1,329 @@
+//! The documentation of every command, as `COMMAND DOCS` serves it: summary,
+//! version, complexity and the full argument tree. Plain data, no Redis:
+//! `ffi::set_command_info` hands it to the server
+//! (`RedisModule_SetCommandInfo`), and redis-cli builds its argument hints
+//! from it.
+//!
+//! Every argument here is one the parsers in `commands::hot` and
+//! `commands::rank` accept, in the same order, and the other way round;
+//! `tests/docs.rs` checks both directions against a running server.
+
+/// The module version in which the commands first appeared.
+pub const SINCE: &str = "0.1.0";
+
+/// The type of an argument, as in `COMMAND DOCS` (`RedisModuleCommandArgType`).
+/// (`double` and `pattern` are left out: no command takes them.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgType {
+    /// A key name (the board key; index 0 of the command's key specs).
+    Key,
+    /// Any string.
+    String,
+    /// A signed 64-bit integer.
+    Integer,
+    /// Unix seconds, with up to three decimals.
+    UnixTime,
+    /// A keyword alone (`token` is the keyword).
+    PureToken,
+    /// Exactly one of `args`.
+    OneOf,
+    /// All of `args`, in order.
+    Block,
+}
+
+/// One argument of a command.
+#[derive(Clone, Copy, Debug)]
+pub struct Arg {
+    /// Name (lowercase), shown by redis-cli in hints.
+    pub name: &'static str,
+    pub kind: ArgType,
+    /// The keyword that precedes the value (`LIMIT`, `AT`, …), if any.
+    pub token: Option<&'static str>,
+    /// A short description, when the name alone does not say enough.
+    pub summary: Option<&'static str>,
+    pub optional: bool,
+    /// May be repeated (`member [member …]`).
+    pub multiple: bool,
+    /// Sub-arguments of a `OneOf` or a `Block` (empty otherwise).
+    pub args: &'static [Arg],
+}
+
+impl Arg {
+    const fn new(name: &'static str, kind: ArgType) -> Arg {
+        Arg {
+            name,
+            kind,
+            token: None,
+            summary: None,
+            optional: false,
+            multiple: false,
+            args: &[],
+        }
+    }
+    /// This argument, optional.
+    const fn optional(self) -> Arg {
+        Arg {
+            optional: true,
+            ..self
+        }
+    }
+    /// This argument, repeatable.
+    const fn multiple(self) -> Arg {
+        Arg {
+            multiple: true,
+            ..self
+        }
+    }
+    /// This argument, preceded by the keyword `token`.
+    const fn token(self, token: &'static str) -> Arg {
+        Arg {
+            token: Some(token),
+            ..self
+        }
+    }
+    /// This argument, with a description.
+    const fn summary(self, summary: &'static str) -> Arg {
+        Arg {
+            summary: Some(summary),
+            ..self
+        }
+    }
+    /// This `OneOf` or `Block`, with its sub-arguments.
+    const fn with(self, args: &'static [Arg]) -> Arg {
+        Arg { args, ..self }
+    }
+}
+
+/// The documentation of one command.
+#[derive(Clone, Copy, Debug)]
+pub struct Command {
+    /// The name as registered (lowercase).
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// The module version that added the command.
+    pub since: &'static str,
+    pub complexity: &'static str,
+    pub args: &'static [Arg],
+}
+
+const fn key() -> Arg {
+    Arg::new("key", ArgType::Key)
+}
+const fn string(name: &'static str) -> Arg {
+    Arg::new(name, ArgType::String)
+}
+const fn integer(name: &'static str) -> Arg {
+    Arg::new(name, ArgType::Integer)
+}
+const fn flag(name: &'static str, token: &'static str) -> Arg {
+    Arg::new(name, ArgType::PureToken).token(token).optional()
+}
+
+/// `AT time`: the time of a write (not later than the server clock) or of a
+/// query.
+const AT: Arg = Arg::new("time", ArgType::UnixTime)
+    .token("AT")
+    .optional()
+    .summary("unix seconds, up to 3 decimals");
+
+const RESOLUTION: &[Arg] = &[
+    Arg::new("seconds", ArgType::PureToken).token("s"),
+    Arg::new("milliseconds", ArgType::PureToken).token("ms"),
+];
+
+const OFFSET_COUNT: &[Arg] = &[integer("offset"), integer("count")];
+
+/// Every command, in the order of registration.
+pub static COMMANDS: &[Command] = &[
+    Command {
+        name: "hot.publish",
+        summary: "Sets the publish time of an article on a hot-articles board; an article already on the board is rescored now.",
+        since: SINCE,
+        complexity: "O(log(N)) where N is the number of articles on the board.",
+        args: &[
+            key(),
+            string("article"),
+            Arg::new("published_at", ArgType::UnixTime).summary("unix seconds, up to 3 decimals"),
+        ],
+    },
+    Command {
+        name: "hot.view",
+        summary: "Records one page view of an article: counts its page views and unique visitors, skips duplicate and suspicious views, and updates its time-decayed score.",
+        since: SINCE,
+        complexity: "O(log(N)+D) where N is the number of articles on the board and D the number of dedup entries in the pair's shard (about the pairs counted in the last two dedup windows divided by hotrank.dedup-shards). A view that adds an article to the board may also trim the board or forget expired articles: amortized O(log(N)) per added article.",
+        args: &[key(), string("article"), string("visitor"), AT],
+    },
+    Command {
+        name: "hot.top",
+        summary: "Returns the hottest articles of a board, ranked by their score at query time.",
+        since: SINCE,
+        complexity: "O(M*log(N)) where N is the number of articles on the board and M the number examined: the scan stops once no later article can enter the top, usually soon after LIMIT articles; at worst every article on the board or in the WINDOW.",
+        args: &[
+            key(),
+            integer("count").token("LIMIT").optional().summary("1 to 10000, default 20"),
+            string("duration")
+                .token("WINDOW")
+                .optional()
+                .summary("only articles published in the last duration: seconds, or with a unit s, m, h or d (72h)"),
+            flag("withscores", "WITHSCORES"),
+            AT,
+        ],
+    },
+    Command {
+        name: "hot.stats",
+        summary: "Returns an article's page views, unique visitors, suspicious views, publish time and score.",
+        since: SINCE,
+        complexity: "O(1)",
+        args: &[key(), string("article"), AT],
+    },
+    Command {
+        name: "rank.create",
+        summary: "Creates a leaderboard with a chosen time resolution and score range.",
+        since: SINCE,
+        complexity: "O(1)",
+        args: &[
+            key(),
+            Arg::new("resolution", ArgType::OneOf)
+                .token("RESOLUTION")
+                .optional()
+                .summary("time resolution of ties, default s")
+                .with(RESOLUTION),
+            integer("min").token("MIN").optional().summary("lowest score"),
+            integer("max").token("MAX").optional().summary("highest score"),
+        ],
+    },
+    Command {
+        name: "rank.incr",
+        summary: "Adds an integer to a member's score; equal scores rank by who reached them first.",
+        since: SINCE,
+        complexity: "O(log(N)) where N is the number of members.",
+        args: &[key(), string("member"), integer("delta"), AT],
+    },
+    Command {
+        name: "rank.set",
+        summary: "Sets a member's score; equal scores rank by who reached them first.",
+        since: SINCE,
+        complexity: "O(log(N)) where N is the number of members.",
+        args: &[key(), string("member"), integer("score"), AT],
+    },
+    Command {
+        name: "rank.score",
+        summary: "Returns a member's score, and with WITHTIME the time it was reached.",
+        since: SINCE,
+        complexity: "O(1)",
+        args: &[key(), string("member"), flag("withtime", "WITHTIME")],
+    },
+    Command {
+        name: "rank.rank",
+        summary: "Returns a member's 0-based rank, best first; with TIES, the number of members with a strictly higher score.",
+        since: SINCE,
+        complexity: "O(log(N)) where N is the number of members.",
+        args: &[key(), string("member"), flag("ties", "TIES")],
+    },
+    Command {
+        name: "rank.range",
+        summary: "Returns the members in a range of 0-based ranks, best first.",
+        since: SINCE,
+        complexity: "O(log(N)+M) where N is the number of members and M the number returned.",
+        args: &[
+            key(),
+            integer("start"),
+            integer("stop"),
+            flag("withscores", "WITHSCORES"),
+        ],
+    },
+    Command {
+        name: "rank.rem",
+        summary: "Removes members from a leaderboard.",
+        since: SINCE,
+        complexity: "O(M*log(N)) where N is the number of members and M the number removed.",
+        args: &[key(), string("member").multiple()],
+    },
+    Command {
+        name: "rank.card",
+        summary: "Returns the number of members of a leaderboard.",
+        since: SINCE,
+        complexity: "O(1)",
+        args: &[key()],
+    },
+    Command {
+        name: "rank.around",
+        summary: "Returns a member and up to count neighbours on each side, as [rank, member, score], best first.",
+        since: SINCE,
+        complexity: "O(log(N)+M) where N is the number of members and M the number returned.",
+        args: &[
+            key(),
+            string("member"),
+            integer("count").summary("neighbours on each side, 0 to 1000"),
+        ],
+    },
+    Command {
+        name: "rank.rangebyscore",
+        summary: "Returns the members whose score is between min and max (inclusive), best first.",
+        since: SINCE,
+        complexity: "O(log(N)+M) where N is the number of members and M the number returned.",
+        args: &[
+            key(),
+            string("min").summary("an integer, -inf or +inf"),
+            string("max").summary("an integer, -inf or +inf"),
+            Arg::new("limit", ArgType::Block)
+                .token("LIMIT")
+                .optional()
+                .with(OFFSET_COUNT),
+            flag("withscores", "WITHSCORES"),
+        ],
+    },
+    Command {
+        name: "rank.mincr",
+        summary: "Adds the same integer to the scores of several members, all or nothing.",
+        since: SINCE,
+        complexity: "O(M*log(N)) where N is the number of members and M the number of members given.",
+        args: &[key(), integer("delta"), string("member").multiple()],
+    },
+];
+
+/// The documentation of command `name` (lowercase), if it has one.
+pub fn find(name: &str) -> Option<&'static Command> {
+    COMMANDS.iter().find(|c| c.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn walk(args: &[Arg], f: &mut impl FnMut(&Arg)) {
+        for a in args {
+            f(a);
+            walk(a.args, f);
+        }
+    }
+
+    #[test]
+    fn the_table_is_well_formed() {
+        let mut names: Vec<&str> = COMMANDS.iter().map(|c| c.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), 15, "one entry per command");
+        for c in COMMANDS {
+            assert!(
+                !c.summary.is_empty() && !c.complexity.is_empty(),
+                "{}",
+                c.name
+            );
+            assert_eq!(
+                c.args[0].kind,
+                ArgType::Key,
+                "{}: the board key comes first",
+                c.name
+            );
+            walk(c.args, &mut |a| {
+                let grouped = matches!(a.kind, ArgType::OneOf | ArgType::Block);
+                assert_eq!(grouped, !a.args.is_empty(), "{}: {}", c.name, a.name);
+                if a.kind == ArgType::PureToken {
+                    assert!(a.token.is_some(), "{}: {}", c.name, a.name);
+                }
+                assert!(a.name.bytes().all(|b| !b.is_ascii_uppercase() && b != 0));
+            });
+        }
+    }
+}
