@@ -10,6 +10,7 @@ mod common;
 #[path = "../examples/tune/mod.rs"]
 mod tune;
 
+use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use common::Server;
@@ -222,4 +223,78 @@ fn check_entities(text: &str) {
             "bad entity {entity:?}"
         );
     }
+}
+
+/// The same lines written as a plain Common Log Format file and as a gzipped TSV
+/// give the same views as the original gzipped TSV: the format and the
+/// compression are detected, not assumed.
+#[test]
+fn clf_plain_and_tsv_gzip_copies_give_the_same_views() {
+    let Some(log) = nasa_log() else { return };
+    let (original, _) = tune::log::read_views(&log, Some(3000)).expect("read");
+    let dir = std::env::temp_dir().join(format!("hotrank-tune-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let (clf, tsv_gz) = (dir.join("access.log"), dir.join("copy.tsv.gz"));
+    let mut clf_out = std::fs::File::create(&clf).expect("create");
+    let gz = std::fs::File::create(&tsv_gz).expect("create");
+    let mut gz_out = flate2::write::GzEncoder::new(gz, flate2::Compression::fast());
+    let reader = tune::log::open(&log).expect("open");
+    for line in reader.lines().take(3000) {
+        let line = line.expect("line");
+        writeln!(gz_out, "{line}").expect("write");
+        let c: Vec<&str> = line.split('\t').collect();
+        if let Ok(t) = c[2].parse::<i64>() {
+            let request = format!("{} {} HTTP/1.0", c[3], c[4]);
+            let date = clf_date(t, -4 * 3600);
+            writeln!(
+                clf_out,
+                "{} - - [{date}] \"{request}\" {} {}",
+                c[0], c[5], c[6]
+            )
+            .expect("write");
+        }
+    }
+    drop(clf_out);
+    gz_out.finish().expect("gzip");
+    let (from_clf, clf_counts) = tune::log::read_views(&clf, None).expect("read clf");
+    let (from_gz, _) = tune::log::read_views(&tsv_gz, None).expect("read gz");
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(clf_counts.malformed, 0);
+    assert!(original.len() > 500);
+    assert_eq!(from_gz, original);
+    let strip = |v: &[tune::log::View]| -> Vec<(String, String, i64)> {
+        v.iter()
+            .map(|v| (v.article.clone(), v.visitor.clone(), v.time))
+            .collect()
+    };
+    assert_eq!(strip(&from_clf), strip(&original)); // line numbers differ (header)
+}
+
+/// `01/Aug/1995:00:00:01 -0400` for unix seconds `t` in a zone `offset` seconds
+/// east of UTC.
+fn clf_date(t: i64, offset: i64) -> String {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let local = t + offset;
+    let (days, secs) = (local.div_euclid(86_400), local.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let sign = if offset < 0 { '-' } else { '+' };
+    let (oh, om) = (offset.abs() / 3600, offset.abs() % 3600 / 60);
+    format!(
+        "{d:02}/{}/{y}:{:02}:{:02}:{:02} {sign}{oh:02}{om:02}",
+        MONTHS[(m - 1) as usize],
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
 }
