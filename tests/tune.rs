@@ -11,7 +11,7 @@ mod common;
 mod tune;
 
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use common::Server;
 use tune::{Outcome, Plan, Setting};
@@ -34,7 +34,7 @@ fn nasa_log() -> Option<PathBuf> {
     }
 }
 
-fn outcome(log: &PathBuf) -> Outcome {
+fn outcome(log: &Path) -> Outcome {
     let (mut views, counts) = tune::log::read_views(log, Some(LINES)).expect("read the log");
     assert_eq!(counts.malformed, 0, "the NASA log parses");
     assert!(views.len() > 3000, "{} views in {LINES} lines", views.len());

@@ -109,12 +109,13 @@ pub struct Outcome {
     /// `overlap[i][j]`: mean over the samples of |A∩B| / max(|A|, |B|), A and B the
     /// tops of settings i and j at the same instant (|A∩B|/20 once both are full).
     pub overlap: Vec<Vec<f64>>,
-    /// The views read from the log (those after the last sample are not replayed).
+    /// The views replayed: those up to the last sample instant.
     pub views: usize,
     /// Time of the first view, unix seconds: samples are taken every `step_secs`
     /// after it.
     pub start: i64,
-    /// The articles seen, with their publish time (first view in the log), unix seconds.
+    /// The articles replayed, with their publish time (first view in the log), unix
+    /// seconds.
     pub published: BTreeMap<String, i64>,
 }
 
@@ -130,11 +131,19 @@ pub fn run(
         return Err("the plan needs a positive step and limit and at least one setting".into());
     }
     views.sort_by_key(|v| v.time); // stable: same-second views keep log order
+                                   // Views after the last sample instant would change no sample: not replayed.
+    let times = replay::sample_times(views, plan.step_secs);
+    let replayed = times
+        .last()
+        .map_or(0, |&t| views.partition_point(|v| v.time <= t));
+    let views = &views[..replayed];
     let published = replay::publish_times(views);
     let mut runs = Vec::with_capacity(plan.settings.len());
     for (i, setting) in plan.settings.iter().enumerate() {
         let board = format!("hot:{{tune}}:{i}");
-        runs.push(replay::replay(con, &board, *setting, views, plan)?);
+        runs.push(replay::replay(
+            con, &board, *setting, views, &times, plan.limit,
+        )?);
     }
     let metrics = runs
         .iter()

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use redis::Value;
 
 use super::log::View;
-use super::{Plan, Setting};
+use super::Setting;
 
 /// Commands sent per pipeline.
 const BATCH: usize = 1000;
@@ -54,14 +54,17 @@ pub fn sample_times(views: &[View], step: i64) -> Vec<i64> {
 }
 
 /// Replays `views` (sorted by time) into a fresh `board` under `setting` and
-/// samples its top. Every view with a time at or before a sample instant is sent
-/// before that sample's `HOT.TOP`, and none after it.
+/// samples its top (`HOT.TOP … LIMIT limit`) at each of `times` (unix seconds,
+/// ascending). Every view with a time at or before a sample instant is sent
+/// before that sample's `HOT.TOP`, and none after it; views after the last
+/// instant are not sent.
 pub fn replay(
     con: &mut redis::Connection,
     board: &str,
     setting: Setting,
     views: &[View],
-    plan: &Plan,
+    times: &[i64],
+    limit: usize,
 ) -> Result<Run, String> {
     configure(con, board, setting)?;
     let mut run = Run {
@@ -73,7 +76,7 @@ pub fn replay(
     let mut batch = Batch::new(board);
     let mut seen = std::collections::HashSet::new();
     let mut next = 0;
-    for at in sample_times(views, plan.step_secs) {
+    for &at in times {
         while next < views.len() && views[next].time <= at {
             let v = &views[next];
             if seen.insert(v.article.as_str()) {
@@ -86,7 +89,7 @@ pub fn replay(
             next += 1;
         }
         batch.flush(con, &mut run.statuses)?;
-        let top = top_at(con, board, plan.limit, at)?;
+        let top = top_at(con, board, limit, at)?;
         run.samples.push(Sample { at, top });
     }
     Ok(run)
