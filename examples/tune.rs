@@ -7,7 +7,7 @@
 //! ```text
 //! cargo run --release --example tune -- [--log PATH] [--gammas 1.3,1.5,1.8]
 //!     [--bases 2] [--out target/tune.svg] [--step SECONDS] [--limit N]
-//!     [--articles N] [--lines N]
+//!     [--articles N] [--lines N] [--published FILE]
 //! ```
 //!
 //! - `--log`: the demo's TSV or a Common Log Format log, gzipped or plain
@@ -16,6 +16,9 @@
 //! - `--limit`: length of the sampled top (default 20).
 //! - `--articles`: leading articles drawn (default 8, at most 10).
 //! - `--lines`: read only the first N lines of the log.
+//! - `--published`: a file of `article time` lines (unix seconds or a CLF date)
+//!   with the articles' real publish times; an article not listed is published at
+//!   its first view in the log.
 //!
 //! Environment: `HOTRANK_SERVER` (default `redis-server`) and `HOTRANK_MODULE`
 //! (default `<crate>/target/release/libhotrank.so`), as for `replay`.
@@ -53,7 +56,7 @@ fn main() -> ExitCode {
             eprintln!(
                 "usage: cargo run --release --example tune -- [--log PATH] [--gammas 1.3,1.5,1.8] \
                  [--bases 2] [--out target/tune.svg] [--step SECONDS] [--limit N] \
-                 [--articles N] [--lines N]"
+                 [--articles N] [--lines N] [--published FILE]"
             );
             return ExitCode::from(2);
         }
@@ -98,6 +101,9 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             "--limit" => args.plan.limit = number(&value)? as usize,
             "--articles" => args.articles = number(&value)? as usize,
             "--lines" => args.lines = Some(number(&value)?),
+            "--published" => {
+                args.plan.known_published = tune::log::read_publish_times(Path::new(&value))?
+            }
             _ => return Err(format!("unknown option {flag}")),
         }
     }

@@ -225,6 +225,52 @@ fn check_entities(text: &str) {
     }
 }
 
+/// Known publish times (`--published`) replace "first view in the log": an article
+/// published 30 days before the log leaves the top, and ages count from the file.
+#[test]
+fn known_publish_times_age_the_articles() {
+    let Some(log) = nasa_log() else { return };
+    let (mut views, _) = tune::log::read_views(&log, Some(8000)).expect("read");
+    let start = views.iter().map(|v| v.time).min().unwrap();
+    let old = "/shuttle/missions/missions.html";
+    let dir = std::env::temp_dir().join(format!("hotrank-tune-pub-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let file = dir.join("published.tsv");
+    let month_before = start - 30 * 86_400;
+    let text = format!(
+        "# article time\n{old}\t{month_before}\n/ksc.html {}\n",
+        clf_date(start - 3600, -4 * 3600)
+    );
+    std::fs::write(&file, text).expect("write");
+    let known = tune::log::read_publish_times(&file).expect("parse");
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(known.get("/ksc.html"), Some(&(start - 3600)));
+
+    let server = Server::start();
+    let mut plan = Plan::new(vec![Setting {
+        gamma: 1.5,
+        base: 2.0,
+    }]);
+    let first_seen = tune::Plan::new(plan.settings.clone());
+    plan.known_published = known;
+    let with = tune::run(&mut server.conn(), &mut views, &plan).expect("run");
+    let without = tune::run(&mut server.conn(), &mut views, &first_seen).expect("run");
+    assert_eq!(with.published[old], month_before);
+    assert_eq!(with.published["/ksc.html"], start - 3600);
+    let listed = |o: &Outcome| {
+        o.runs[0]
+            .samples
+            .iter()
+            .filter(|s| s.top.iter().any(|a| a == old))
+            .count()
+    };
+    // missions.html is the day's most viewed page: listed at nearly every sample
+    // when published at its first view, and never when a month old.
+    assert!(listed(&without) > without.runs[0].samples.len() / 2);
+    assert_eq!(listed(&with), 0);
+    assert!(with.metrics[0].age_p90_h > without.metrics[0].age_p90_h);
+}
+
 /// The same lines written as a plain Common Log Format file and as a gzipped TSV
 /// give the same views as the original gzipped TSV: the format and the
 /// compression are detected, not assumed.

@@ -15,6 +15,7 @@
 //! is the host.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -130,6 +131,32 @@ pub fn read_views(path: &Path, max_lines: Option<u64>) -> Result<(Vec<View>, Lin
         Ok(())
     })?;
     Ok((views, counts))
+}
+
+/// Publish times from a file of lines `article<TAB or space>time` (`time` in unix
+/// seconds or as a Common Log Format date), gzipped or plain; blank lines and
+/// lines starting with `#` are skipped. Returns article → unix seconds.
+pub fn read_publish_times(path: &Path) -> Result<BTreeMap<String, i64>, String> {
+    let mut out = BTreeMap::new();
+    for (i, line) in open(path)?.lines().enumerate() {
+        let line = line.map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let parsed = line
+            .split_once(['\t', ' '])
+            .and_then(|(a, t)| Some((a, parse_time(t.trim())?)));
+        let Some((article, time)) = parsed else {
+            return Err(format!(
+                "{} line {}: want `article time`, got {line:?}",
+                path.display(),
+                i + 1
+            ));
+        };
+        out.insert(article.to_string(), time);
+    }
+    Ok(out)
 }
 
 /// A record from a TSV line or, failing that, a Common Log Format line.

@@ -86,6 +86,9 @@ pub struct Plan {
     pub step_secs: i64,
     /// `HOT.TOP … LIMIT`.
     pub limit: usize,
+    /// Known publish times, unix seconds, by article (`--published`); an article
+    /// not listed is published at its first view in the log.
+    pub known_published: BTreeMap<String, i64>,
 }
 
 impl Plan {
@@ -95,6 +98,7 @@ impl Plan {
             settings,
             step_secs: DEFAULT_STEP_SECS,
             limit: DEFAULT_LIMIT,
+            known_published: BTreeMap::new(),
         }
     }
 }
@@ -114,8 +118,8 @@ pub struct Outcome {
     /// Time of the first view, unix seconds: samples are taken every `step_secs`
     /// after it.
     pub start: i64,
-    /// The articles replayed, with their publish time (first view in the log), unix
-    /// seconds.
+    /// The articles replayed, with their publish time (from `plan.known_published`,
+    /// else their first view in the log), unix seconds.
     pub published: BTreeMap<String, i64>,
 }
 
@@ -137,13 +141,17 @@ pub fn run(
         .last()
         .map_or(0, |&t| views.partition_point(|v| v.time <= t));
     let views = &views[..replayed];
-    let published = replay::publish_times(views);
+    let mut published = replay::publish_times(views);
+    for (article, t) in published.iter_mut() {
+        if let Some(known) = plan.known_published.get(article) {
+            *t = *known;
+        }
+    }
     let mut runs = Vec::with_capacity(plan.settings.len());
     for (i, setting) in plan.settings.iter().enumerate() {
         let board = format!("hot:{{tune}}:{i}");
-        runs.push(replay::replay(
-            con, &board, *setting, views, &times, plan.limit,
-        )?);
+        let run = replay::replay(con, &board, *setting, views, &published, &times, plan.limit)?;
+        runs.push(run);
     }
     let metrics = runs
         .iter()

@@ -53,8 +53,9 @@ pub fn sample_times(views: &[View], step: i64) -> Vec<i64> {
         .collect()
 }
 
-/// Replays `views` (sorted by time) into a fresh `board` under `setting` and
-/// samples its top (`HOT.TOP … LIMIT limit`) at each of `times` (unix seconds,
+/// Replays `views` (sorted by time) into a fresh `board` under `setting`, with
+/// `HOT.PUBLISH` of each article at its time in `published` (unix seconds) before
+/// its first view, and samples its top (`HOT.TOP … LIMIT limit`) at each of `times` (unix seconds,
 /// ascending). Every view with a time at or before a sample instant is sent
 /// before that sample's `HOT.TOP`, and none after it; views after the last
 /// instant are not sent.
@@ -63,6 +64,7 @@ pub fn replay(
     board: &str,
     setting: Setting,
     views: &[View],
+    published: &BTreeMap<String, i64>,
     times: &[i64],
     limit: usize,
 ) -> Result<Run, String> {
@@ -80,7 +82,10 @@ pub fn replay(
         while next < views.len() && views[next].time <= at {
             let v = &views[next];
             if seen.insert(v.article.as_str()) {
-                batch.publish(&v.article, v.time);
+                batch.publish(
+                    &v.article,
+                    published.get(&v.article).copied().unwrap_or(v.time),
+                );
             }
             batch.view(v);
             if batch.len() >= BATCH {
