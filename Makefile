@@ -9,6 +9,7 @@
 #   make demo    replay a NASA web log into HOT.VIEW and print the top 20
 #   make tune    replay a log once per gamma x base and compare the top 20s (table + SVG):
 #                LOG=access.log[.gz] GAMMAS=1.3,1.5,1.8 BASES=2 OUT=target/tune.svg
+#                [PUBLISHED=file of "article unix-seconds" lines: real publish times]
 #   make bench   run examples/bench.rs if present (BENCH_QUICK=1: sizes / 10)
 #   make profile instructions per command under callgrind (HOT.VIEW, Lua, ZADD, RANK.INCR,
 #                ZINCRBY): repeatable counts, unlike timings (installs valgrind)
@@ -126,7 +127,8 @@ demo: deps build
 
 tune: deps build
 	HOTRANK_MODULE=$(MODULE) $(CARGO) run --release --example tune -- \
-	  --log $(LOG) --gammas $(GAMMAS) --bases $(BASES) --out $(OUT)
+	  --log $(LOG) --gammas $(GAMMAS) --bases $(BASES) --out $(OUT) \
+	  $(if $(PUBLISHED),--published $(PUBLISHED))
 
 bench: deps build
 	@if [ -f examples/bench.rs ]; then \
