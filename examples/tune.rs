@@ -134,8 +134,7 @@ fn run(args: &Args) -> Result<(), String> {
         statuses(&outcome.runs[0])
     );
     print!("{}", tune::report::table(&outcome));
-    let svg = tune::chart::svg(&outcome, args.articles)?;
-    write_svg(&args.out, &svg)?;
+    tune::chart::write(&args.out, &outcome, args.articles)?;
     println!("\nchart: {}", args.out.display());
     Ok(())
 }
@@ -148,12 +147,4 @@ fn statuses(run: &tune::Run) -> String {
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     parts.join(" ")
-}
-
-fn write_svg(path: &Path, svg: &str) -> Result<(), String> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
-    std::fs::write(path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

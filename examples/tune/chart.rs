@@ -39,6 +39,16 @@ fn err<E: std::fmt::Debug>(e: E) -> String {
     format!("drawing the chart: {e:?}")
 }
 
+/// Writes [`svg`] to `path`, creating its directory if needed.
+pub fn write(path: &std::path::Path, o: &Outcome, articles: usize) -> DrawResult<()> {
+    let svg = svg(o, articles)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    std::fs::write(path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
 /// The chart of `o` as an SVG document: `articles` leading articles (at most 10).
 /// The time axis starts at the log's first view.
 pub fn svg(o: &Outcome, articles: usize) -> DrawResult<String> {
