@@ -1,6 +1,6 @@
 //! The SVG chart: the rank over time of the leading articles (those listed in the
-//! most samples over all settings), one small chart per setting, side by side,
-//! with one legend. Drawn with `plotters`' SVG backend, which writes text as
+//! most samples over all settings), one small chart per setting, side by side
+//! (at most four to a row), with one legend. Drawn with `plotters`' SVG backend, which writes text as
 //! `<text>` elements, so no font files are needed.
 
 use plotters::coord::Shift;
@@ -18,6 +18,8 @@ const TITLE_H: u32 = 44;
 /// Height of one legend row, in pixels.
 const LEGEND_ROW_H: u32 = 22;
 const LEGEND_COLS: usize = 2;
+/// At most this many charts per row; more settings wrap onto further rows.
+const MAX_COLS: usize = 4;
 
 /// Tableau 10: distinct colours for up to ten articles.
 const COLORS: [RGBColor; 10] = [
@@ -53,20 +55,24 @@ pub fn write(path: &std::path::Path, o: &Outcome, articles: usize) -> DrawResult
 /// The time axis starts at the log's first view.
 pub fn svg(o: &Outcome, articles: usize) -> DrawResult<String> {
     let leading = leading_articles(&o.runs, articles.min(COLORS.len()));
-    let n = o.runs.len().max(1) as u32;
+    let n = o.runs.len().max(1);
+    // As few rows as MAX_COLS allows, filled evenly (9 settings: 3 × 3).
+    let rows = n.div_ceil(MAX_COLS);
+    let cols = n.div_ceil(rows);
     let legend_rows = leading.len().div_ceil(LEGEND_COLS) as u32;
+    let panels_h = PANEL_H * rows as u32;
     let size = (
-        PANEL_W * n.max(2),
-        TITLE_H + PANEL_H + 16 + legend_rows * LEGEND_ROW_H,
+        PANEL_W * cols.max(2) as u32,
+        TITLE_H + panels_h + 16 + legend_rows * LEGEND_ROW_H,
     );
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let (title, rest) = root.split_vertically(TITLE_H);
-        let (panels, legend) = rest.split_vertically(PANEL_H);
+        let (panels, legend) = rest.split_vertically(panels_h);
         draw_title(&title, o, leading.len())?;
-        for (run, area) in o.runs.iter().zip(panels.split_evenly((1, n as usize))) {
+        for (run, area) in o.runs.iter().zip(panels.split_evenly((rows, cols))) {
             draw_panel(&area, run, &leading, o.plan.limit, o.start)?;
         }
         draw_legend(&legend, &leading)?;
@@ -180,4 +186,60 @@ fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, leading: &[String]) -> Dra
             .map_err(err)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::replay::Sample;
+    use super::super::{Plan, Setting};
+    use super::*;
+
+    /// Five settings of made-up samples: five charts, on two rows of three.
+    #[test]
+    fn five_settings_wrap_onto_two_rows() {
+        let settings: Vec<Setting> = (0..5)
+            .map(|i| Setting {
+                gamma: 1.0 + i as f64 / 10.0,
+                base: 2.0,
+            })
+            .collect();
+        let runs = settings
+            .iter()
+            .map(|&setting| Run {
+                setting,
+                board: String::new(),
+                samples: (1..=12)
+                    .map(|k| Sample {
+                        at: 600 * k,
+                        top: vec!["/a.html".into(), "/b & <c>.html".into()],
+                    })
+                    .collect(),
+                statuses: Default::default(),
+            })
+            .collect();
+        let o = Outcome {
+            plan: Plan::new(settings.clone()),
+            runs,
+            metrics: Vec::new(),
+            overlap: Vec::new(),
+            views: 0,
+            start: 0,
+            published: Default::default(),
+        };
+        let svg = svg(&o, 8).expect("svg");
+        for s in &settings {
+            assert_eq!(
+                svg.matches(&format!(">\n{}\n</text>", s.label())).count(),
+                1
+            );
+        }
+        let height = TITLE_H + 2 * PANEL_H + 16 + LEGEND_ROW_H;
+        let head = format!("<svg width=\"{}\" height=\"{height}\"", 3 * PANEL_W);
+        assert!(svg.starts_with(&head), "{}", &svg[..100]);
+        // Ids are escaped in the legend.
+        assert!(
+            svg.contains("/b &amp; &lt;c&gt;.html"),
+            "legend escapes ids"
+        );
+    }
 }

@@ -134,8 +134,9 @@ pub fn run(
     if plan.step_secs <= 0 || plan.limit == 0 || plan.settings.is_empty() {
         return Err("the plan needs a positive step and limit and at least one setting".into());
     }
-    views.sort_by_key(|v| v.time); // stable: same-second views keep log order
-                                   // Views after the last sample instant would change no sample: not replayed.
+    // A stable sort: views of the same second keep their log order.
+    views.sort_by_key(|v| v.time);
+    // Views after the last sample instant would change no sample: not replayed.
     let times = replay::sample_times(views, plan.step_secs);
     let replayed = times
         .last()

@@ -55,10 +55,10 @@ pub fn sample_times(views: &[View], step: i64) -> Vec<i64> {
 
 /// Replays `views` (sorted by time) into a fresh `board` under `setting`, with
 /// `HOT.PUBLISH` of each article at its time in `published` (unix seconds) before
-/// its first view, and samples its top (`HOT.TOP … LIMIT limit`) at each of `times` (unix seconds,
-/// ascending). Every view with a time at or before a sample instant is sent
-/// before that sample's `HOT.TOP`, and none after it; views after the last
-/// instant are not sent.
+/// its first view, and samples the top (`HOT.TOP … LIMIT limit`) at each of
+/// `times` (unix seconds, ascending). Every view with a time at or before a
+/// sample instant is sent before that sample's `HOT.TOP`, and none after it;
+/// views after the last instant are not sent.
 pub fn replay(
     con: &mut redis::Connection,
     board: &str,
