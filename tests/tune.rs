@@ -26,8 +26,11 @@ fn nasa_log() -> Option<PathBuf> {
     if path.is_file() {
         Some(path)
     } else {
-        println!(
-            "SKIPPED: NASA log not found at {} (tests/tune.rs needs it)",
+        // Straight to stderr, not through the test harness's capture, so the
+        // skip shows in a normal `cargo test` run.
+        let _ = writeln!(
+            std::io::stderr(),
+            "tests/tune.rs: SKIPPED: NASA log not found at {}",
             path.display()
         );
         None
