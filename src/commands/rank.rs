@@ -6,7 +6,7 @@ use super::{
 };
 use crate::ffi::{self, KeyKind};
 use crate::keys::Kind;
-use crate::parse::{format_score, format_time_ms, parse_i64};
+use crate::parse::{format_score, format_time_ms, parse_i64, ScoreText};
 use crate::rank::{parse_resolution, Layout, Resolution};
 use redis_module::{raw::KeyType, Context, RedisResult, RedisString, RedisValue};
 use std::collections::HashMap;
@@ -143,7 +143,7 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
         call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
     }
     board_h.zset_add(packed, member)?;
-    zadd_effect(ctx, board, packed, member);
+    zadd_effect(ctx, board, &ScoreText::new(packed), member);
     Ok(RedisValue::Integer(new))
 }
 

@@ -4,6 +4,7 @@
 
 pub mod dedup;
 pub mod hll;
+pub mod record;
 pub mod view;
 
 use std::cmp::Ordering;

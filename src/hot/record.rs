@@ -1,0 +1,222 @@
+//! The board record of a HOT board: what HOT.TOP's pruning relies on, kept
+//! in one derived string (`K\0board`) that HOT.VIEW reads by DMA. Pure Rust,
+//! no Redis.
+//!
+//! Text: `<maxViewAt>:<fp>`, where `maxViewAt` is a decimal upper bound
+//! (unix ms, rounded up to a whole minute) of the instants the board's
+//! stored scores were computed for, and `fp` is the 16-hex-digit
+//! fingerprint of the formula that computed them ([`Formula::fingerprint`]),
+//! or `mixed` once scores of two formulas are on the board. For example
+//! `1722470400000:9f2c1e0b7a6d5c43`.
+//!
+//! [`Formula::fingerprint`]: super::Formula::fingerprint
+
+use crate::parse::{parse_i64, IntText};
+
+/// Granularity of the `maxViewAt` bound (ms): it is rounded up to a whole
+/// minute, so a busy board rewrites its record at most once a minute.
+pub const VIEW_BOUND_STEP: i64 = 60_000;
+
+/// Which formula computed the stored scores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scored {
+    /// All by the formula of this fingerprint.
+    By([u8; 16]),
+    /// By more than one formula (a config changed while the board lived).
+    Mixed,
+}
+
+/// A parsed board record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoardRecord {
+    /// Upper bound (unix ms) of the instants stored scores were computed for.
+    pub max_view_at: i64,
+    pub scored: Scored,
+}
+
+impl BoardRecord {
+    /// Parses the record's text; `None` for text hotrank did not write.
+    pub fn parse(text: &[u8]) -> Option<BoardRecord> {
+        let colon = text.iter().position(|&c| c == b':')?;
+        let max_view_at = parse_i64("maxViewAt", &text[..colon]).ok()?;
+        let fp = &text[colon + 1..];
+        let scored = if fp == b"mixed" {
+            Scored::Mixed
+        } else {
+            let hex: [u8; 16] = fp.try_into().ok()?;
+            if !hex.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
+                return None;
+            }
+            Scored::By(hex)
+        };
+        Some(BoardRecord {
+            max_view_at,
+            scored,
+        })
+    }
+
+    /// The record's text, on the stack (at most 37 bytes).
+    pub fn text(&self) -> RecordText {
+        let mut t = RecordText {
+            buf: [0; 40],
+            len: 0,
+        };
+        let max = IntText::new(self.max_view_at);
+        let fp: &[u8] = match &self.scored {
+            Scored::By(hex) => hex,
+            Scored::Mixed => b"mixed",
+        };
+        for part in [max.as_bytes(), b":", fp] {
+            t.buf[t.len..t.len + part.len()].copy_from_slice(part);
+            t.len += part.len();
+        }
+        t
+    }
+
+    /// The record after a score computed at `at_ms` by the formula of
+    /// fingerprint `fp` is stored; `None` when `old` already covers it
+    /// (nothing to write). The bound only grows, rounded up to
+    /// [`VIEW_BOUND_STEP`].
+    pub fn after_write(old: Option<&BoardRecord>, fp: [u8; 16], at_ms: i64) -> Option<Self> {
+        let bound = at_ms
+            .div_euclid(VIEW_BOUND_STEP)
+            .saturating_add(1)
+            .saturating_mul(VIEW_BOUND_STEP);
+        let new = match old {
+            None => BoardRecord {
+                max_view_at: bound,
+                scored: Scored::By(fp),
+            },
+            Some(o) => BoardRecord {
+                max_view_at: if o.max_view_at >= at_ms {
+                    o.max_view_at
+                } else {
+                    bound
+                },
+                scored: if o.scored == Scored::By(fp) {
+                    o.scored
+                } else {
+                    Scored::Mixed
+                },
+            },
+        };
+        (old != Some(&new)).then_some(new)
+    }
+
+    /// Whether stored scores bound the scores at query time `q` (unix ms)
+    /// under the formula of fingerprint `fp`: all were computed by that
+    /// formula, and no later than `q` (`at_clock`: `q` is the server clock,
+    /// which no view can be later than).
+    pub fn bounds_scores_at(&self, fp: [u8; 16], q: i64, at_clock: bool) -> bool {
+        self.scored == Scored::By(fp) && (at_clock || self.max_view_at <= q)
+    }
+}
+
+/// A record's text on the stack.
+pub struct RecordText {
+    buf: [u8; 40],
+    len: usize,
+}
+
+impl RecordText {
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const FP: [u8; 16] = *b"0123456789abcdef";
+    const FP2: [u8; 16] = *b"fedcba9876543210";
+
+    #[test]
+    fn text_round_trips() {
+        let r = BoardRecord {
+            max_view_at: 1_722_470_400_000,
+            scored: Scored::By(FP),
+        };
+        assert_eq!(r.text().as_bytes(), b"1722470400000:0123456789abcdef");
+        assert_eq!(BoardRecord::parse(r.text().as_bytes()), Some(r));
+        let m = BoardRecord {
+            max_view_at: -60_000,
+            scored: Scored::Mixed,
+        };
+        assert_eq!(m.text().as_bytes(), b"-60000:mixed");
+        assert_eq!(BoardRecord::parse(b"-60000:mixed"), Some(m));
+    }
+
+    #[test]
+    fn foreign_text_is_refused() {
+        for bad in [
+            &b""[..],
+            b"x",
+            b"12",
+            b"12:",
+            b":0123456789abcdef",
+            b"1x:0123456789abcdef",
+            b"12:0123456789ABCDEF",
+            b"12:0123456789abcde",
+            b"12:0123456789abcdef0",
+            b"12:mixed ",
+            b"9223372036854775808:mixed",
+        ] {
+            assert_eq!(BoardRecord::parse(bad), None, "{}", bad.escape_ascii());
+        }
+    }
+
+    #[test]
+    fn bound_is_rounded_up_and_only_grows() {
+        let r = BoardRecord::after_write(None, FP, 61_000).unwrap();
+        assert_eq!(r.max_view_at, 120_000);
+        assert_eq!(r.scored, Scored::By(FP));
+        // Covered: nothing to write.
+        assert_eq!(BoardRecord::after_write(Some(&r), FP, 119_999), None);
+        assert_eq!(BoardRecord::after_write(Some(&r), FP, 5), None);
+        // A later view moves the bound.
+        let r2 = BoardRecord::after_write(Some(&r), FP, 120_001).unwrap();
+        assert_eq!(r2.max_view_at, 180_000);
+        // Another formula: mixed, for good.
+        let m = BoardRecord::after_write(Some(&r2), FP2, 0).unwrap();
+        assert_eq!(m.scored, Scored::Mixed);
+        assert_eq!(m.max_view_at, 180_000);
+        assert_eq!(BoardRecord::after_write(Some(&m), FP, 0), None);
+    }
+
+    #[test]
+    fn bounds_need_the_same_formula_and_a_late_enough_query() {
+        let r = BoardRecord {
+            max_view_at: 120_000,
+            scored: Scored::By(FP),
+        };
+        assert!(r.bounds_scores_at(FP, 120_000, false));
+        assert!(!r.bounds_scores_at(FP, 119_999, false));
+        assert!(r.bounds_scores_at(FP, 0, true));
+        assert!(!r.bounds_scores_at(FP2, 200_000, true));
+        let m = BoardRecord {
+            scored: Scored::Mixed,
+            ..r
+        };
+        assert!(!m.bounds_scores_at(FP, 200_000, true));
+    }
+
+    proptest! {
+        #[test]
+        fn any_record_round_trips(max in any::<i64>(), mixed in any::<bool>(), fp in proptest::array::uniform16(0u8..16)) {
+            let hex = fp.map(|d| b"0123456789abcdef"[d as usize]);
+            let r = BoardRecord { max_view_at: max, scored: if mixed { Scored::Mixed } else { Scored::By(hex) } };
+            prop_assert_eq!(BoardRecord::parse(r.text().as_bytes()), Some(r));
+        }
+
+        #[test]
+        fn after_write_covers_the_write(at in -1_000_000_000_000i64..4_000_000_000_000, prev in proptest::option::of(-1_000_000_000_000i64..4_000_000_000_000)) {
+            let old = prev.map(|m| BoardRecord { max_view_at: m, scored: Scored::By(FP) });
+            let new = BoardRecord::after_write(old.as_ref(), FP, at).or(old).unwrap();
+            prop_assert!(new.max_view_at >= at);
+            prop_assert!(new.max_view_at >= prev.unwrap_or(i64::MIN));
+            prop_assert!(new.bounds_scores_at(FP, new.max_view_at, false));
+        }
+    }
+}
