@@ -46,7 +46,7 @@ redis_module! {
     init: init,
     commands: [
         ["hot.publish", commands::hot::publish, "write deny-oom fast", 1, 1, 1, ""],
-        ["hot.view", commands::hot::view, "write deny-oom", 1, 1, 1, ""],
+        ["hot.view", commands::view::view, "write deny-oom", 1, 1, 1, ""],
         ["hot.top", commands::hot::top, "readonly", 1, 1, 1, ""],
         ["hot.stats", commands::hot::stats, "readonly fast", 1, 1, 1, ""],
         ["rank.create", commands::rank::create, "write deny-oom fast", 1, 1, 1, ""],

@@ -42,7 +42,7 @@ const COMMANDS: [&str; 15] = [
 /// in the source) serves. A keyword match in a function not listed here
 /// fails the test: map it first.
 const PARSER_FNS: [(&str, &[&str]); 11] = [
-    ("view_impl", &["hot.view"]),
+    ("view_request", &["hot.view"]),
     ("top_impl", &["hot.top"]),
     ("stats_impl", &["hot.stats"]),
     ("create_impl", &["rank.create"]),
@@ -314,15 +314,25 @@ fn run(c: &mut Connection, words: &[String]) -> Result<Value, String> {
 /// `eq_ignore_ascii_case(b"KW")` and match arms `b"KW" =>` / `b"KW" |`.
 fn source_keywords() -> Vec<(String, String)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let files = [
-        "commands/hot.rs",
-        "commands/rank.rs",
-        "commands/mod.rs",
-        "rank/mod.rs",
-    ];
+    // Every source file of the glue and of the RANK core.
+    let mut files: Vec<String> = Vec::new();
+    for dir in ["commands", "rank"] {
+        for e in std::fs::read_dir(root.join(dir)).expect("read src dir") {
+            let name = e
+                .expect("dir entry")
+                .file_name()
+                .into_string()
+                .expect("utf-8");
+            if name.ends_with(".rs") {
+                files.push(format!("{dir}/{name}"));
+            }
+        }
+    }
+    files.sort();
     let mut out = Vec::new();
     for f in files {
-        let src = std::fs::read_to_string(root.join(f)).unwrap_or_else(|e| panic!("read {f}: {e}"));
+        let src =
+            std::fs::read_to_string(root.join(&f)).unwrap_or_else(|e| panic!("read {f}: {e}"));
         let mut current = String::new();
         for line in src.lines() {
             if let Some(name) = fn_name(line) {
