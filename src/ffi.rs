@@ -572,8 +572,10 @@ pub enum KeyKind {
 }
 
 /// A key handle, open for reading or for reading and writing, closed on
-/// drop. Closing a handle opened for writing signals the key as modified
-/// (WATCH), so keys that are only read are opened read-only.
+/// drop. Closing it signals nothing for WATCH (the module sets
+/// `NO_IMPLICIT_SIGNAL_MODIFIED`, see [`set_explicit_signals`]): each write
+/// path calls [`signal_modified`] for the keys it changed. Keys that are only
+/// read are still opened read-only, so a missing key is not created.
 pub struct Key {
     raw: RawKey,
 }

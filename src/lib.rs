@@ -1,7 +1,7 @@
 //! hotrank: hot-article ranking (`HOT.*`) and leaderboards (`RANK.*`) as native
 //! Redis module commands.
 //!
-//! Layout (see `../shared/STYLE.md`):
+//! Layout:
 //! - pure core, no Redis: [`hot`] (decay formula, dedup decision, top-N with
 //!   pruning), [`rank`] (score + time packing, layouts), [`keys`] (derived key
 //!   names and hash slots), [`parse`] (exact number and time parsing);
