@@ -5,11 +5,13 @@
 //! resolution (seconds or milliseconds), and an [`Order`]: on a `desc` board
 //! (the default) the highest score ranks first, on an `asc` board (lap times,
 //! golf) the lowest. The score's offset from the worst end of the range and
-//! the reversed time form a 62-bit key `k = off << time_bits | (2^time_bits - 1
-//! - units)`, where `off = score - min` on a desc board and `off = max - score`
-//! on an asc board, so a better score, then an earlier time, always gives a
-//! larger `k`, whatever the order. The ZSET stores the
-//! positive normal double whose IEEE-754 bit pattern is
+//! the reversed time form a 62-bit key
+//! `k = off << time_bits | (2^time_bits - 1 - units)`, where `off = score - min`
+//! on a desc board and `off = max - score` on an asc board (both in
+//! `0 ..= max - min`, so both ends of the range pack exactly), so a better
+//! score, then an earlier time, always gives a larger `k`, whatever the
+//! order. The ZSET stores the positive normal double whose IEEE-754 bit
+//! pattern is
 //! `0x0010_0000_0000_0000 + (2^62 - 1 - k)`: for positive finite doubles
 //! numeric order equals bit-pattern order, so ascending ZSET order is best
 //! first, exact for every key (no rounding, unlike packing below 2^53), and
