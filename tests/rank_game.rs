@@ -468,7 +468,14 @@ fn set_and_create_options_are_checked() {
             &["RANK.SET", k, "m", "9", "LT", "BEST"],
             "ERR BEST and GT/LT options at the same time are not compatible",
         ),
-        (&["RANK.SET", k, "m", "9", "NX"], "ERR syntax error at 'NX'"),
+        (
+            &["RANK.SET", k, "m", "9", "NX"],
+            "ERR syntax error at 'NX': expected GT, LT, BEST or AT t",
+        ),
+        (
+            &["RANK.SET", k, "m", "9", "GT", "AT", "1700000000", "GT", "X"],
+            "ERR syntax error at 'X': expected GT, LT, BEST or AT t",
+        ),
         (
             &["RANK.SET", k, "m", "9", "BEST", "WITHTIME"],
             "ERR syntax error at 'WITHTIME'",

@@ -114,7 +114,8 @@ pub fn incr(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 ///
 /// Errors: `ERR GT and LT options at the same time are not compatible`,
 /// `ERR BEST and GT/LT options at the same time are not compatible`,
-/// `ERR syntax error at '…'`, the layout's score and time range errors
+/// `ERR syntax error at '…': expected GT, LT, BEST or AT t`, the layout's
+/// score and time range errors
 /// (checked even when the score would not be written).
 pub fn set(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, |ctx, argv| write_score(ctx, argv, false))
@@ -143,7 +144,7 @@ fn set_options<'a>(args: &mut Args<'a>) -> Res<(Option<Cond>, Option<&'a [u8]>)>
             at = Some(args.value_of("AT")?);
         } else {
             return Err(Fail::Msg(format!(
-                "ERR syntax error at '{}'",
+                "ERR syntax error at '{}': expected GT, LT, BEST or AT t",
                 opt.escape_ascii()
             )));
         }
@@ -168,6 +169,8 @@ fn set_options<'a>(args: &mut Args<'a>) -> Res<(Option<Cond>, Option<&'a [u8]>)>
 }
 
 fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue> {
+    // SET takes its options in any order, a flag given twice counting
+    // once (as ZADD's): no upper bound, so GT with LT gets its own error.
     let mut args = Args::new(argv, 4, if add { 6 } else { usize::MAX })?;
     let board = super::board(&mut args)?;
     let member = args.next_rs()?;
