@@ -611,13 +611,14 @@ fn drop_deletes_a_board_and_its_layout_only() {
         get(c, &layout_key(k)).as_deref(),
         Some(&b"v1 s -1073741824 1073741823 asc"[..])
     );
-    // The command's flags: write, allowed under OOM (it only deletes).
-    let info = ok(c, &["COMMAND", "INFO", "rank.drop"]);
-    let text = format!("{info:?}").to_lowercase();
-    assert!(
-        text.contains("write") && !text.contains("denyoom"),
-        "{text}"
-    );
+    // It only deletes: allowed under maxmemory, where writes are refused
+    // (its COMMAND INFO flags are checked in tests/acl.rs).
+    ok(c, &["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+    ok(c, &["CONFIG", "SET", "maxmemory", "1"]);
+    let e = err(c, &["RANK.SET", k, "b", "1", "BEST"]);
+    assert!(e.starts_with("OOM"), "{e}");
+    assert_eq!(ok(c, &["RANK.DROP", k]), int(2));
+    ok(c, &["CONFIG", "SET", "maxmemory", "0"]);
 }
 
 /// Connects as `user` with password `pw`.
