@@ -12,7 +12,8 @@
 //!    Zipf-distributed views, plus an exactness check against a client-side brute force;
 //! 3. memory: dedup bytes per active (article, visitor) pair, bytes per article;
 //! 4. throughput with `redis-benchmark` (HOT.VIEW vs an equivalent Lua script, bare
-//!    ZADD/INCR/PFADD, RANK.INCR vs ZINCRBY, HOT.TOP vs ZREVRANGE) and, from a Rust
+//!    ZADD/INCR/PFADD, RANK.INCR vs ZINCRBY, RANK.SET BEST vs ZADD GT, HOT.TOP vs
+//!    ZREVRANGE) and, from a Rust
 //!    client, RANK.INCR vs a client-side lock recipe; then the targets.
 //!
 //! Environment:
@@ -1366,6 +1367,23 @@ fn throughput(
                     w("RANK.INCR", &["RANK.INCR", "lb:{b}", "m:__rand_int__", "1"]),
                     w("ZINCRBY", &["ZINCRBY", "zlb:{b}", "1", "m:__rand_int__"]),
                 ],
+                // Keep-best writes: a random score per member, kept if higher.
+                vec![
+                    w(
+                        "RANK.SET BEST",
+                        &[
+                            "RANK.SET",
+                            "lbbest:{b}",
+                            "m:__rand_int__",
+                            "__rand_int__",
+                            "BEST",
+                        ],
+                    ),
+                    w(
+                        "ZADD GT",
+                        &["ZADD", "zgt:{b}", "GT", "__rand_int__", "m:__rand_int__"],
+                    ),
+                ],
                 vec![
                     w("HOT.TOP", &["HOT.TOP", BOARD, "LIMIT", "20", "WITHSCORES"]),
                     w("ZREVRANGE", &["ZREVRANGE", BOARD, "0", "19", "WITHSCORES"]),
@@ -1607,6 +1625,13 @@ fn throughput(
             "≥ 0.95x",
             0.95,
         ),
+        (
+            "RANK.SET BEST / ZADD GT (rps)",
+            "RANK.SET BEST",
+            "ZADD GT",
+            "≥ 0.95x",
+            0.95,
+        ),
     ] {
         for p in [16usize, 1] {
             row(
@@ -1682,6 +1707,7 @@ fn throughput(
         ("HOT.VIEW, defaults (trims to 1000)", "Lua EVALSHA"),
         ("HOT.VIEW", "ZADD"),
         ("RANK.INCR", "ZINCRBY"),
+        ("RANK.SET BEST", "ZADD GT"),
         ("HOT.TOP", "ZREVRANGE"),
     ] {
         for p in [16usize, 1] {

@@ -60,6 +60,7 @@ redis_module! {
         ["rank.around", commands::rank::around, "readonly", 1, 1, 1, ""],
         ["rank.rangebyscore", commands::rank::rangebyscore, "readonly", 1, 1, 1, ""],
         ["rank.mincr", commands::rank::mincr, "write deny-oom", 1, 1, 1, ""],
+        ["rank.drop", commands::rank::drop_board, "write", 1, 1, 1, ""],
     ],
     configurations: [
         i64: [

@@ -68,7 +68,7 @@ fn seed() -> u64 {
     }
 }
 
-const COMMANDS: [&str; 15] = [
+const COMMANDS: [&str; 16] = [
     "HOT.PUBLISH",
     "HOT.VIEW",
     "HOT.TOP",
@@ -84,6 +84,7 @@ const COMMANDS: [&str; 15] = [
     "RANK.MINCR",
     "RANK.REM",
     "RANK.CARD",
+    "RANK.DROP",
 ];
 
 const READ_ONLY: [&str; 8] = [
@@ -97,7 +98,7 @@ const READ_ONLY: [&str; 8] = [
     "RANK.CARD",
 ];
 
-const OPTIONS: [&str; 13] = [
+const OPTIONS: [&str; 19] = [
     "AT",
     "LIMIT",
     "WINDOW",
@@ -111,6 +112,12 @@ const OPTIONS: [&str; 13] = [
     "withScores",
     "s",
     "ms",
+    "ORDER",
+    "asc",
+    "GT",
+    "LT",
+    "BEST",
+    "best",
 ];
 
 /// Edge numbers and strings.
@@ -383,6 +390,11 @@ impl Gen {
                     out.push(self.small_int());
                 }
                 "WINDOW" => out.push(self.duration()),
+                "ORDER" => out.push(
+                    self.pick(&["asc", "desc", "ASC", "Desc", "up", ""])
+                        .as_bytes()
+                        .to_vec(),
+                ),
                 "RESOLUTION" => out.push(
                     self.pick(&["s", "ms", "S", "MS", "us", ""])
                         .as_bytes()
@@ -435,8 +447,13 @@ impl Gen {
                     a.push(self.time());
                 }
             }
-            "RANK.CREATE" => self.options(&["RESOLUTION", "MIN", "MAX"], &mut a),
-            "RANK.INCR" | "RANK.SET" => {
+            "RANK.CREATE" => self.options(&["RESOLUTION", "MIN", "MAX", "ORDER"], &mut a),
+            "RANK.SET" => {
+                a.push(self.id());
+                a.push(value(self));
+                self.options(&["GT", "LT", "BEST", "AT"], &mut a);
+            }
+            "RANK.INCR" => {
                 a.push(self.id());
                 a.push(value(self));
                 if self.rng.chance(2) {
@@ -488,7 +505,7 @@ impl Gen {
                     a.push(self.id());
                 }
             }
-            _ => {} // RANK.CARD
+            _ => {} // RANK.CARD, RANK.DROP
         }
         // Mutations: replace, insert or drop an argument.
         for i in 1..a.len() {
