@@ -1,34 +1,84 @@
 //! Exact parsing of command arguments: integers, unix times with up to three
 //! decimals, durations and finite floats. Pure Rust, no Redis.
 //!
-//! Every error message starts with `ERR ` and names the argument, as Redis
-//! clients expect.
+//! Errors are typed ([`ArgError`]): each message is written once, in its
+//! `Display`, and names the argument; the glue sends it as `ERR <message>`,
+//! as Redis clients expect (`String::from(e)` gives that line).
 
 /// Latest accepted unix time: 9999-12-31T23:59:59.999Z, in milliseconds.
 pub const MAX_TIME_MS: i64 = 253_402_300_799_999;
 
-fn text<'a>(name: &str, raw: &'a [u8]) -> Result<&'a str, String> {
-    std::str::from_utf8(raw).map_err(|_| format!("ERR {name} is not a number"))
+/// Why an argument was refused; `name` is the argument's name as the
+/// command's syntax gives it (`AT`, `delta`, `LIMIT` …).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArgError {
+    /// Not valid UTF-8, so not a number at all.
+    NotNumber { name: String },
+    /// Not a signed 64-bit decimal integer.
+    NotInteger { name: String },
+    /// Not unix seconds with up to three decimals in 0 ..= 253402300799.
+    NotTime { name: String },
+    /// Not a positive duration of at most 100 years.
+    NotDuration { name: String },
+    /// Not an integer in 1 ..= max.
+    NotCount { name: String, max: i64 },
+    /// Not a finite float.
+    NotFinite { name: String },
+}
+
+impl std::fmt::Display for ArgError {
+    /// The message without the `ERR ` prefix.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArgError::NotNumber { name } => write!(f, "{name} is not a number"),
+            ArgError::NotInteger { name } => write!(f, "{name} is not an integer or out of range"),
+            ArgError::NotTime { name } => write!(
+                f,
+                "{name} must be unix seconds (an integer or a decimal with up to 3 digits) \
+                 between 0 and 253402300799"
+            ),
+            ArgError::NotDuration { name } => write!(
+                f,
+                "{name} must be a positive duration in seconds or with a unit s, m, h or d \
+                 (e.g. 72h)"
+            ),
+            ArgError::NotCount { name, max } => {
+                write!(f, "{name} must be an integer between 1 and {max}")
+            }
+            ArgError::NotFinite { name } => write!(f, "{name} must be a finite number"),
+        }
+    }
+}
+
+impl From<ArgError> for String {
+    /// The error line a command replies: `ERR <message>`.
+    fn from(e: ArgError) -> String {
+        format!("ERR {e}")
+    }
+}
+
+fn text<'a>(name: &str, raw: &'a [u8]) -> Result<&'a str, ArgError> {
+    std::str::from_utf8(raw).map_err(|_| ArgError::NotNumber { name: name.into() })
 }
 
 /// Parses a signed 64-bit decimal integer (`-?[0-9]+`, no sign `+`, no spaces).
 ///
-/// Errors: `ERR <name> is not an integer or out of range`.
-pub fn parse_i64(name: &str, raw: &[u8]) -> Result<i64, String> {
+/// Errors: [`ArgError::NotNumber`], [`ArgError::NotInteger`].
+pub fn parse_i64(name: &str, raw: &[u8]) -> Result<i64, ArgError> {
     let s = text(name, raw)?;
+    let bad = || ArgError::NotInteger { name: name.into() };
     let digits = s.strip_prefix('-').unwrap_or(s);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("ERR {name} is not an integer or out of range"));
+        return Err(bad());
     }
-    s.parse::<i64>()
-        .map_err(|_| format!("ERR {name} is not an integer or out of range"))
+    s.parse::<i64>().map_err(|_| bad())
 }
 
 /// Parses a non-negative decimal with at most three fractional digits into
 /// thousandths (so `"12.5"` is `12500`), exactly, without going through f64.
-fn parse_milli(name: &str, raw: &[u8], what: &str) -> Result<i64, String> {
-    let bad = || format!("ERR {name} must be {what}");
-    let s = text(name, raw).map_err(|_| bad())?;
+/// `bad` is the error for anything else.
+fn parse_milli(raw: &[u8], bad: impl Fn() -> ArgError) -> Result<i64, ArgError> {
+    let s = std::str::from_utf8(raw).map_err(|_| bad())?;
     let (int, frac) = match s.split_once('.') {
         Some((i, f)) => (i, f),
         None => (s, ""),
@@ -54,22 +104,22 @@ fn parse_milli(name: &str, raw: &[u8], what: &str) -> Result<i64, String> {
 /// Parses a unix time in seconds (`1700000000` or `1700000000.123`, at most
 /// three decimals, no sign, no exponent) into milliseconds, exactly.
 ///
-/// Range: 0 ..= [`MAX_TIME_MS`]. Errors: `ERR <name> must be unix seconds …`.
-pub fn parse_time_ms(name: &str, raw: &[u8]) -> Result<i64, String> {
-    const WHAT: &str =
-        "unix seconds (an integer or a decimal with up to 3 digits) between 0 and 253402300799";
-    let ms = parse_milli(name, raw, WHAT)?;
+/// Range: 0 ..= [`MAX_TIME_MS`]. Error: [`ArgError::NotTime`].
+pub fn parse_time_ms(name: &str, raw: &[u8]) -> Result<i64, ArgError> {
+    let bad = || ArgError::NotTime { name: name.into() };
+    let ms = parse_milli(raw, bad)?;
     if ms > MAX_TIME_MS {
-        return Err(format!("ERR {name} must be {WHAT}"));
+        return Err(bad());
     }
     Ok(ms)
 }
 
 /// Parses a duration: seconds with up to three decimals, optionally followed by
 /// one unit suffix `s`, `m`, `h` or `d` (`90`, `15m`, `72h`, `1.5d`), into
-/// milliseconds. Must be greater than 0 and at most 100 years.
-pub fn parse_duration_ms(name: &str, raw: &[u8]) -> Result<i64, String> {
-    const WHAT: &str = "a positive duration in seconds or with a unit s, m, h or d (e.g. 72h)";
+/// milliseconds. Must be greater than 0 and at most 100 years. Error:
+/// [`ArgError::NotDuration`].
+pub fn parse_duration_ms(name: &str, raw: &[u8]) -> Result<i64, ArgError> {
+    let bad = || ArgError::NotDuration { name: name.into() };
     let (num, mult) = match raw.last() {
         Some(b's') => (&raw[..raw.len() - 1], 1),
         Some(b'm') => (&raw[..raw.len() - 1], 60),
@@ -77,27 +127,31 @@ pub fn parse_duration_ms(name: &str, raw: &[u8]) -> Result<i64, String> {
         Some(b'd') => (&raw[..raw.len() - 1], 86_400),
         _ => (raw, 1),
     };
-    let ms = parse_milli(name, num, WHAT)?;
+    let ms = parse_milli(num, bad)?;
     let total = ms
         .checked_mul(mult)
         .filter(|v| *v > 0 && *v <= 100 * 365 * 86_400_000);
-    total.ok_or_else(|| format!("ERR {name} must be {WHAT}"))
+    total.ok_or_else(bad)
 }
 
-/// Parses a positive count (1 ..= max).
-pub fn parse_count(name: &str, raw: &[u8], max: i64) -> Result<i64, String> {
+/// Parses a positive count (1 ..= max). Error: [`ArgError::NotCount`].
+pub fn parse_count(name: &str, raw: &[u8], max: i64) -> Result<i64, ArgError> {
     match parse_i64(name, raw) {
         Ok(v) if (1..=max).contains(&v) => Ok(v),
-        _ => Err(format!("ERR {name} must be an integer between 1 and {max}")),
+        _ => Err(ArgError::NotCount {
+            name: name.into(),
+            max,
+        }),
     }
 }
 
-/// Parses a finite float (as Rust's `f64::from_str`; NaN and infinities are refused).
-pub fn parse_finite_f64(name: &str, raw: &[u8]) -> Result<f64, String> {
+/// Parses a finite float (as Rust's `f64::from_str`; NaN and infinities are
+/// refused). Errors: [`ArgError::NotNumber`], [`ArgError::NotFinite`].
+pub fn parse_finite_f64(name: &str, raw: &[u8]) -> Result<f64, ArgError> {
     let s = text(name, raw)?;
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && s.trim() == s => Ok(v),
-        _ => Err(format!("ERR {name} must be a finite number")),
+        _ => Err(ArgError::NotFinite { name: name.into() }),
     }
 }
 
@@ -312,7 +366,8 @@ mod tests {
             b"\xff",
         ] {
             let e = parse_time_ms("AT", bad).unwrap_err();
-            assert!(e.starts_with("ERR AT "), "{e}");
+            assert_eq!(e, ArgError::NotTime { name: "AT".into() });
+            assert!(String::from(e).starts_with("ERR AT must be unix seconds"));
         }
     }
 
@@ -342,9 +397,8 @@ mod tests {
             b"1e3",
             b"nan",
         ] {
-            assert!(parse_i64("delta", bad)
-                .unwrap_err()
-                .starts_with("ERR delta"));
+            let e = String::from(parse_i64("delta", bad).unwrap_err());
+            assert!(e.starts_with("ERR delta "), "{e}");
         }
     }
 

@@ -26,6 +26,12 @@ impl From<String> for Fail {
     }
 }
 
+impl From<crate::parse::ArgError> for Fail {
+    fn from(e: crate::parse::ArgError) -> Self {
+        Fail::Msg(e.into())
+    }
+}
+
 pub type Res<T> = Result<T, Fail>;
 
 /// Runs a handler so that a panic becomes an error reply instead of aborting
