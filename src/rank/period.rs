@@ -341,6 +341,17 @@ impl Span {
 
 // ---------------------------------------------------------------- board spec
 
+/// Splits a board's stored layout text `<layout>[ periods …]` into the
+/// layout part and, for a periodic board, the [`Spec`] part (`periods …`).
+/// A layout written before periods existed has no spec part.
+pub fn split_stored(raw: &[u8]) -> (&[u8], Option<&[u8]>) {
+    const MARK: &[u8] = b" periods ";
+    match raw.windows(MARK.len()).position(|w| w == MARK) {
+        Some(i) => (&raw[..i], Some(&raw[i + 1..])),
+        None => (raw, None),
+    }
+}
+
 /// The periods of a board, its time zone and `KEEP`, stored after its
 /// layout: `periods day,week,month tz +00:00 keep 2`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -636,6 +647,18 @@ mod tests {
                 "m2026-01",
                 "m2025-12"
             ]
+        );
+    }
+
+    #[test]
+    fn stored_text_splits_into_layout_and_spec() {
+        assert_eq!(split_stored(b"v1 s 0 10"), (&b"v1 s 0 10"[..], None));
+        assert_eq!(
+            split_stored(b"v1 s 0 10 periods day tz +00:00 keep 2"),
+            (
+                &b"v1 s 0 10"[..],
+                Some(&b"periods day tz +00:00 keep 2"[..])
+            )
         );
     }
 
