@@ -131,9 +131,10 @@ impl Tz {
     }
 
     /// Parses `±hh:mm` (sign required, minutes 00..=59, at most ±14:00).
-    /// Error: `ERR TZ must be an offset ±hh:mm between -14:00 and +14:00`.
+    /// Error: `ERR TZ must be a UTC offset +hh:mm or -hh:mm between -14:00 and +14:00`.
     pub fn parse(raw: &[u8]) -> Result<Tz, String> {
-        let bad = || "ERR TZ must be an offset ±hh:mm between -14:00 and +14:00".to_string();
+        let bad =
+            || "ERR TZ must be a UTC offset +hh:mm or -hh:mm between -14:00 and +14:00".to_string();
         let [sign, h1, h2, b':', m1, m2] = raw else {
             return Err(bad());
         };
