@@ -105,6 +105,9 @@ fn pairs(v: &[(&str, i64)]) -> Vec<(String, i64)> {
     v.iter().map(|(m, s)| (m.to_string(), *s)).collect()
 }
 
+/// A key and its ZSET members with their packed scores.
+type KeyDump = (Vec<u8>, Vec<(Vec<u8>, String)>);
+
 fn int(v: i64) -> Value {
     Value::Int(v)
 }
@@ -592,7 +595,7 @@ fn a_score_out_of_range_in_one_board_writes_nothing() {
     );
     // 10 points long ago: on the all-time board only (KEEP 0: expired boards).
     ok(c, &["RANK.INCR", "lb", "a", "10", "AT", "1700000000"]);
-    let snapshot = |c: &mut Connection| -> Vec<(Vec<u8>, Vec<(Vec<u8>, String)>)> {
+    let snapshot = |c: &mut Connection| -> Vec<KeyDump> {
         let mut ks: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(c).expect("KEYS");
         ks.sort();
         ks.into_iter()
