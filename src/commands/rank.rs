@@ -222,28 +222,33 @@ pub fn set(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, |ctx, argv| write_score(ctx, argv, false))
 }
 
-/// A board a write updates: the all-time board, or a period board with the
-/// instant (unix ms) it expires at.
+/// A board a write updates, open for writing: the all-time board, or a
+/// period board with the instant (unix ms) it expires at.
 struct Dest<'a> {
     name: Name<'a>,
+    h: ffi::Key,
     expiry: Option<i64>,
 }
 
-/// The boards a write at `t_ms` updates: the board itself, then the board
-/// of the period containing `t_ms` for each period of `spec`, except those
-/// already expired at `now_ms` (an old AT): they are not written. Period
-/// boards are ACL-checked for writing and type-checked.
+/// The boards a write at `t_ms` updates: the board itself (open as
+/// `board_h`), then the board of the period containing `t_ms` for each
+/// period of `spec`, except those already expired at `now_ms` (an old AT):
+/// they are not written. Period boards are ACL-checked for writing and
+/// type-checked.
 fn dests<'a>(
     ctx: &Context,
     board: &'a RedisString,
+    board_h: ffi::Key,
     spec: Option<&Spec>,
     t_ms: i64,
     now_ms: i64,
 ) -> Res<Vec<Dest<'a>>> {
-    let mut out = vec![Dest {
+    let mut out = Vec::with_capacity(4);
+    out.push(Dest {
         name: Name::Board(board),
+        h: board_h,
         expiry: None,
-    }];
+    });
     if let Some(spec) = spec {
         for p in spec.periods() {
             let span = p.containing(t_ms, spec.tz);
@@ -252,9 +257,10 @@ fn dests<'a>(
                 continue;
             }
             let name = derived(ctx, board, Kind::Period, &[span.id().as_bytes()], true)?;
-            expect_type(ctx, &name, KeyType::ZSet)?;
+            let h = open_typed(ctx, &name, KeyKind::ZSet, true)?;
             out.push(Dest {
                 name: Name::Derived(name),
+                h,
                 expiry: Some(expiry),
             });
         }
@@ -304,17 +310,12 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
     // The all-time board and the current board of each period: every new
     // score is decided (and checked against the layout) before anything is
     // written, so a refused write changes no board.
-    let dests = dests(ctx, board, spec.as_ref(), t, now)?;
-    let mut handles = Vec::with_capacity(dests.len());
-    handles.push(board_h);
-    for d in &dests[1..] {
-        handles.push(ffi::Key::open(ctx, &d.name, true));
-    }
+    let mut dests = dests(ctx, board, board_h, spec.as_ref(), t, now)?;
     let mut writes: Vec<(usize, f64)> = Vec::with_capacity(dests.len());
     let mut reply = 0;
-    for (i, h) in handles.iter().enumerate() {
+    for (i, d) in dests.iter().enumerate() {
         // A member new to a period board starts there at 0.
-        let old = match h.zset_score(member) {
+        let old = match d.h.zset_score(member) {
             None => None,
             Some(v) => Some(l.decode(v)?.0),
         };
@@ -338,11 +339,11 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
         call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
     }
     for (i, packed) in writes {
-        let (d, h) = (&dests[i], &mut handles[i]);
-        h.zset_add(packed, member)?;
+        let d = &mut dests[i];
+        d.h.zset_add(packed, member)?;
         zadd_effect(ctx, &d.name, &ScoreText::new(packed), member);
         if let Some(at) = d.expiry {
-            period_expiry(ctx, &d.name, h, at, now);
+            period_expiry(ctx, &d.name, &mut d.h, at, now);
         }
     }
     Ok(RedisValue::Integer(reply))
@@ -686,15 +687,16 @@ fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     while let Ok(m) = args.next_rs() {
         members.push(m);
     }
-    let dests = dests(ctx, board, spec.as_ref(), t, now)?;
+    let board_h = ffi::Key::open(ctx, board, true);
+    let mut dests = dests(ctx, board, board_h, spec.as_ref(), t, now)?;
     // Plan every board first (a member named twice gets delta twice): per
-    // board one read handle, and each distinct member's running score found
-    // by hash, so the plan costs O(n) lookups, not O(n²). A member new to a
-    // period board starts there at 0.
+    // board each distinct member's running score found by hash, so the plan
+    // costs O(n) lookups, not O(n²). A member new to a period board starts
+    // there at 0.
     let mut out = Vec::with_capacity(members.len());
     let mut writes: Vec<Vec<(&RedisString, f64)>> = Vec::with_capacity(dests.len());
     for (i, d) in dests.iter().enumerate() {
-        let h = ffi::Key::open(ctx, &d.name, false);
+        let h = &d.h;
         // Distinct members in first-seen order: (member, stored score, running score).
         let mut seen: Vec<(&RedisString, Option<i64>, i64)> = Vec::with_capacity(members.len());
         let mut index: HashMap<&[u8], usize> = HashMap::with_capacity(members.len());
@@ -734,24 +736,22 @@ fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         let lk = derived(ctx, board, Kind::Layout, &[], true)?;
         call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
     }
-    // Write each board's changes through one write handle (only if
-    // something changes). Each write is replicated as its exact ZADD; the
-    // `zadd` event and the WATCH signal fire once per board, as for one
-    // ZADD of many members.
-    for (d, w) in dests.iter().zip(&writes) {
+    // Write each board's changes (only if something changes). Each write is
+    // replicated as its exact ZADD; the `zadd` event and the WATCH signal
+    // fire once per board, as for one ZADD of many members.
+    for (d, w) in dests.iter_mut().zip(&writes) {
         if w.is_empty() {
             continue;
         }
-        let mut h = ffi::Key::open(ctx, &d.name, true);
         for (member, p) in w {
-            h.zset_add(*p, member)?;
+            d.h.zset_add(*p, member)?;
             let text = ScoreText::new(*p);
             ffi::replicate_zadd(ctx, &d.name, text.as_bytes(), member);
         }
         ffi::notify(ctx, ffi::Event::ZSet, c"zadd", &d.name);
         ffi::signal_modified(ctx, &d.name);
         if let Some(at) = d.expiry {
-            period_expiry(ctx, &d.name, &mut h, at, now);
+            period_expiry(ctx, &d.name, &mut d.h, at, now);
         }
     }
     Ok(RedisValue::Array(out))
