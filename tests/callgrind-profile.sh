@@ -12,6 +12,7 @@
 #
 # Env: HOTRANK_MODULE (default target/release/libhotrank.so), N (default
 # 20000), KEYSPACE (default 5000), SERVER (default redis-server),
+# WORKLOAD_KEYSPACE (set per workload below: its own -r),
 # ONLY (an extended regex: profile only the workloads whose name matches),
 # OUT (default target/profile) for the callgrind files, which
 # `callgrind_annotate --inclusive=yes OUT/<name>.cg` breaks down by function.
@@ -48,9 +49,10 @@ profile() {
   sha_plain=$(redis-cli -p "$port" script load "$LUA_PLAIN")
   local args=()
   for a in "$@"; do a="${a//@SHA@/$sha}"; args+=("${a//@SHA_PLAIN@/$sha_plain}"); done
-  redis-benchmark -p "$port" -n "$N" -P 16 -c 10 -r "$KEYSPACE" "${args[@]}" >/dev/null
+  local ks="${WORKLOAD_KEYSPACE:-$KEYSPACE}"
+  redis-benchmark -p "$port" -n "$N" -P 16 -c 10 -r "$ks" "${args[@]}" >/dev/null
   callgrind_control -i on "$pid" >/dev/null 2>&1
-  redis-benchmark -p "$port" -n "$N" -P 16 -c 10 -r "$KEYSPACE" "${args[@]}" >/dev/null
+  redis-benchmark -p "$port" -n "$N" -P 16 -c 10 -r "$ks" "${args[@]}" >/dev/null
   callgrind_control -i off "$pid" >/dev/null 2>&1
   local errors
   errors=$(redis-cli -p "$port" info errorstats | grep -c '^errorstat' || true)
@@ -70,6 +72,12 @@ echo "| workload | instructions per command | error kinds seen |"
 echo "|---|---:|---:|"
 KEEP=(hotrank.max-articles 1000000)
 profile hot.view "${KEEP[@]}" -- HOT.VIEW 'hot:{b}' art:__rand_int__ vis:__rand_int__
+# Every view of a new article, with the default trimming (max-articles
+# 1000): the upkeep path. -r 100000 whatever KEYSPACE says.
+WORKLOAD_KEYSPACE=100000 profile hot.view-trimmed-100k -- \
+  HOT.VIEW 'hot:{b}' art:__rand_int__ vis:__rand_int__
+WORKLOAD_KEYSPACE=100000 profile lua-plain-seed-100k -- EVALSHA @SHA_PLAIN@ 4 'lua:{b}:pv:art:__rand_int__' \
+  'lua:{b}:uv:art:__rand_int__' 'lua:{b}:meta:art:__rand_int__' 'lua:{b}' art:__rand_int__ vis:__rand_int__
 profile hot.view-no-abnormal-check "${KEEP[@]}" hotrank.visitor-max-views 0 -- \
   HOT.VIEW 'hot:{b}' art:__rand_int__ vis:__rand_int__
 profile lua-evalsha -- EVALSHA @SHA@ 5 'lua:{b}:dd:art:__rand_int__:vis:__rand_int__' \

@@ -463,11 +463,30 @@ fn corrupt_sparse_values_are_refused_and_left_alone() {
 /// The module path: every element goes through `HOT.VIEW board key element`
 /// (dedup, the visitor limit and trimming off, so every view is counted and
 /// reaches the HyperLogLog) and, on a twin key, through the server's own
-/// `PFADD` then `PFCOUNT` (HOT.VIEW keeps the count cached, as PFCOUNT
-/// does). The UV replies must equal PFCOUNT, and the bytes of every
-/// article's HyperLogLog must equal its twin's, at samples and at the end.
+/// commands as a replica gets them: `PFADD`, then `PFCOUNT` when the value
+/// is worth caching (HOT.VIEW caches the count of a value above
+/// `hll::STALE_OK_BYTES` or dense, and leaves a small sparse one stale, as
+/// PFADD does); a stale twin is counted on a copy. The UV replies must equal
+/// the server's count, and the bytes of every article's HyperLogLog must
+/// equal its twin's, at samples and at the end.
 /// `max` is set with CONFIG SET after the module loaded, so the module must
 /// follow the server's `hll-sparse-max-bytes` as it changes.
+/// What a replica does with HOT.VIEW's HyperLogLog effects, on KEYS[1]:
+/// PFADD ARGV[1], then PFCOUNT if the value is above ARGV[2] bytes or dense
+/// (its 5th byte, the encoding, is 0); else the count of a copy (KEYS[2]),
+/// so the twin keeps PFADD's stale cache. Replies the count.
+const TWIN_VIEW: &str = r#"
+redis.call('PFADD', KEYS[1], ARGV[1])
+local v = redis.call('GET', KEYS[1])
+if #v > tonumber(ARGV[2]) or string.byte(v, 5) == 0 then
+  return redis.call('PFCOUNT', KEYS[1])
+end
+redis.call('COPY', KEYS[1], KEYS[2], 'REPLACE')
+local n = redis.call('PFCOUNT', KEYS[2])
+redis.call('DEL', KEYS[2])
+return n
+"#;
+
 fn module_path_matches_server(max: usize, mix: &Mix) -> (usize, usize) {
     let s = Server::start();
     let mut c = s.conn();
@@ -501,8 +520,13 @@ fn module_path_matches_server(max: usize, mix: &Mix) -> (usize, usize) {
         let mut p = redis::pipe();
         for (k, e) in batch {
             p.cmd("HOT.VIEW").arg(board).arg(&keys[*k]).arg(e);
-            p.cmd("PFADD").arg(twin(&keys[*k])).arg(e).ignore();
-            p.cmd("PFCOUNT").arg(twin(&keys[*k]));
+            p.cmd("EVAL")
+                .arg(TWIN_VIEW)
+                .arg(2)
+                .arg(twin(&keys[*k]))
+                .arg("scratch:{hll}")
+                .arg(e)
+                .arg(hll::STALE_OK_BYTES);
         }
         let replies: Vec<Value> = p.query(&mut c).expect("view pipeline");
         for (i, pair) in replies.chunks(2).enumerate() {

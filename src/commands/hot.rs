@@ -99,10 +99,7 @@ fn uv_of(h: &ffi::Key) -> Res<i64> {
     if h.kind() == KeyKind::Empty {
         return Ok(0);
     }
-    let n = match hll::cached_count(h.read()) {
-        Some(n) => n,
-        None => hll::count(&mut h.read().to_vec()).map_err(hll_error)?.0,
-    };
+    let n = hll::estimate_of(h.read()).map_err(hll_error)?;
     Ok(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
@@ -174,6 +171,11 @@ fn open_hll(ctx: &Context, name: &RedisString) -> Res<ffi::Key> {
     Ok(h)
 }
 
+/// `hotrank.retention-seconds`, in milliseconds.
+fn retention_ms() -> i64 {
+    config::get(&config::RETENTION_SECONDS) * 1000
+}
+
 /// Records an upper bound of the instants stored scores were computed for
 /// (rounded up to a minute) and the formula they used, so HOT.TOP knows when
 /// stored scores are upper bounds of scores at its query time. `hb_h` is
@@ -203,7 +205,7 @@ fn note_board_write(
 /// daily. Each is replicated as PEXPIREAT with the exact time; missing keys
 /// are skipped.
 fn refresh_retention(ctx: &Context, now: i64, keys: &mut [(&RedisString, &mut ffi::Key)]) {
-    let ret = config::get(&config::RETENTION_SECONDS) * 1000;
+    let ret = retention_ms();
     let slack = (ret / 10).min(86_400_000);
     let fresh = keys
         .first()
@@ -456,7 +458,9 @@ fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
                 return Err(overflow());
             }
             bump_visitor(ctx, &k, &mut h, &facts, now)?;
-            bump(ctx, &sus, &mut sus_h, old, None, now)?;
+            let created = sus_h.kind() == KeyKind::Empty;
+            let expiry = created.then(|| (now + retention_ms(), c"incrby".as_ref()));
+            bump(ctx, &sus, &mut sus_h, old, expiry, now)?;
             refresh_retention(ctx, now, &mut [(&sus, &mut sus_h)]);
             stats::add(&stats::VIEWS_SUSPICIOUS, 1);
             let (pv, uv, score) = current(&h)?;
@@ -514,7 +518,7 @@ fn bump_visitor(
 ) -> Res<()> {
     if let (Some(name), Some(vh), Some(before)) = (&k.vv, &mut h.vv, v.visitor_views) {
         let vwin = config::get(&config::VISITOR_WINDOW_SECONDS) * 1000;
-        let expire = (before == 0).then_some(now + vwin);
+        let expire = (before == 0).then_some((now + vwin, c"set".as_ref()));
         bump(ctx, name, vh, before, expire, now)?;
     }
     Ok(())
@@ -550,7 +554,13 @@ fn write_counted(
     let added = hll::add(&mut hll_value, visitor, ffi::hll_sparse_max_bytes())
         .map_err(hll_error)?
         || created;
-    let (uv, recounted) = hll::count(&mut hll_value).map_err(hll_error)?;
+    // A small sparse value keeps the stale count PFADD leaves (counting it
+    // is cheaper than replicating a PFCOUNT); a larger one caches it.
+    let (uv, recounted) = if hll::worth_caching(&hll_value) {
+        hll::count(&mut hll_value).map_err(hll_error)?
+    } else {
+        (hll::estimate_of(&hll_value).map_err(hll_error)?, false)
+    };
     let uv = i64::try_from(uv).unwrap_or(i64::MAX);
     if added || recounted {
         h.uv.write(&hll_value)?;
@@ -566,7 +576,10 @@ fn write_counted(
         ffi::signal_modified(ctx, &k.uv);
     }
     let score = f.score(pv, uv, published, t);
-    bump(ctx, &k.pv, &mut h.pv, pv - 1, None, now)?;
+    // A new PV counter gets its retention expiry in the same effect.
+    let pv_new = h.pv.kind() == KeyKind::Empty;
+    let pv_expiry = pv_new.then(|| (now + retention_ms(), c"incrby".as_ref()));
+    bump(ctx, &k.pv, &mut h.pv, pv - 1, pv_expiry, now)?;
     bump_visitor(ctx, k, &mut h, v, now)?;
 
     // PV and UV live only in their counter and HyperLogLog; the meta hash
@@ -610,15 +623,22 @@ fn write_counted(
             effect(ctx, cur, Event::String, c"append", c"APPEND", &[&e]);
         }
     }
-    refresh_retention(
-        ctx,
-        now,
-        &mut [
-            (&k.pv, &mut h.pv),
-            (&k.uv, &mut h.uv),
-            (&k.meta, &mut h.meta),
-        ],
-    );
+    let mut per_article = [
+        (&k.pv, &mut h.pv),
+        (&k.uv, &mut h.uv),
+        (&k.meta, &mut h.meta),
+    ];
+    if pv_new {
+        // The PV counter got its expiry when it was created: the others
+        // get the same one.
+        for (name, h) in per_article[1..].iter_mut() {
+            if h.kind() != KeyKind::Empty {
+                expire_effect(ctx, name, h, now + retention_ms(), now);
+            }
+        }
+    } else {
+        refresh_retention(ctx, now, &mut per_article);
+    }
     note_board_write(ctx, &k.hb, &mut h.hb, &h.record, f, t)?;
     stats::add(&stats::VIEWS_COUNTED, 1);
     // Upkeep runs when the board grows (an article new to it): the board
@@ -642,14 +662,15 @@ fn write_counted(
 }
 
 /// Adds one to a counter whose value `old` was read through `h`, keeping
-/// its expiry, and replicates it as `INCRBY name 1`; `expire_at` (unix ms)
-/// also sets a new key's expiry, replicated as PEXPIREAT.
+/// its expiry, and replicates it as `INCRBY name 1` (event `incrby`).
+/// `expiry` = (unix ms, event) also sets a new key's expiry: one
+/// replicated `SET name new PXAT ms`, with that event and `expire`.
 fn bump(
     ctx: &Context,
     name: &RedisString,
     h: &mut ffi::Key,
     old: i64,
-    expire_at: Option<i64>,
+    expiry: Option<(i64, &std::ffi::CStr)>,
     now: i64,
 ) -> Res<()> {
     let new = old
@@ -657,14 +678,14 @@ fn bump(
         .ok_or_else(|| Fail::Msg("ERR hotrank counter would overflow".into()))?;
     let text = IntText::new(new);
     h.write(text.as_bytes())?;
-    match expire_at {
+    match expiry {
         None => effect(ctx, name, Event::String, c"incrby", c"INCRBY", &[b"1"]),
         // A new counter with its expiry: one replicated command, not two.
-        Some(at) => {
+        Some((at, event)) => {
             h.expire_at(at, now);
             let at_s = IntText::new(at);
             let args = [text.as_bytes(), b"PXAT", at_s.as_bytes()];
-            effect(ctx, name, Event::String, c"set", c"SET", &args);
+            effect(ctx, name, Event::String, event, c"SET", &args);
             ffi::notify(ctx, Event::Generic, c"expire", name);
         }
     }

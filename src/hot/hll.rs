@@ -231,6 +231,30 @@ pub fn count(value: &mut [u8]) -> Result<(u64, bool), HllError> {
     Ok((card, true))
 }
 
+/// The estimate of a value without writing anything: the cached count when
+/// it is valid, else the estimate `PFCOUNT` would compute (and cache).
+pub fn estimate_of(value: &[u8]) -> Result<u64, HllError> {
+    if let Some(c) = cached_count(value) {
+        return Ok(c);
+    }
+    validate(value)?;
+    Ok(estimate(&histogram(value)?))
+}
+
+/// Largest value (whole string, bytes) whose count a writer may leave
+/// stale after an add, as `PFADD` leaves it. Counting a sparse value this
+/// small costs less than replicating the `PFCOUNT` that would cache it; a
+/// larger value, dense ones included (16,384 registers to read), is worth
+/// caching.
+pub const STALE_OK_BYTES: usize = 256;
+
+/// Whether a writer should cache the count of `value` (see
+/// [`STALE_OK_BYTES`]): `false` for a small sparse value, left as `PFADD`
+/// leaves it.
+pub fn worth_caching(value: &[u8]) -> bool {
+    value.len() > STALE_OK_BYTES || value.get(4) == Some(&ENC_DENSE)
+}
+
 /// All 16,384 registers of a value, one byte each.
 pub fn registers(value: &[u8]) -> Result<Vec<u8>, HllError> {
     validate(value)?;
@@ -630,6 +654,33 @@ mod tests {
         assert_eq!(cached_count(&v), None);
         assert_eq!(count(&mut v), Ok((0, true)));
         assert_eq!(registers(&v).unwrap(), vec![0; REGISTERS]);
+    }
+
+    #[test]
+    fn estimate_of_writes_nothing_and_equals_count() {
+        let mut v = create();
+        for i in 0..200u32 {
+            add(&mut v, &i.to_le_bytes(), DEFAULT_SPARSE_MAX_BYTES).unwrap();
+            let before = v.clone();
+            let e = estimate_of(&v).unwrap();
+            assert_eq!(v, before);
+            let mut c = v.clone();
+            assert_eq!(count(&mut c).unwrap().0, e);
+            assert_eq!(estimate_of(&c), Ok(e));
+        }
+    }
+
+    #[test]
+    fn only_small_sparse_values_may_stay_stale() {
+        let mut v = create();
+        assert!(!worth_caching(&v));
+        let mut i = 0u32;
+        while v.len() <= STALE_OK_BYTES {
+            add(&mut v, &i.to_le_bytes(), DEFAULT_SPARSE_MAX_BYTES).unwrap();
+            i += 1;
+        }
+        assert!(worth_caching(&v));
+        assert!(worth_caching(&dense_of(&[])));
     }
 
     #[test]
