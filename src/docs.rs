@@ -240,14 +240,14 @@ pub static COMMANDS: &[Command] = &[
         name: "rank.incr",
         summary: "Adds an integer to a member's score, and to its score in the current period boards; equal scores rank by who reached them first.",
         since: SINCE,
-        complexity: "O(log(N)) where N is the number of members.",
+        complexity: "O(P*log(N)) where N is the number of members and P the number of boards written: 1, plus one per period of the board.",
         args: &[key(), string("member"), integer("delta"), AT],
     },
     Command {
         name: "rank.set",
         summary: "Sets a member's score, on the board and the current period boards; equal scores rank by who reached them first.",
         since: SINCE,
-        complexity: "O(log(N)) where N is the number of members.",
+        complexity: "O(P*log(N)) where N is the number of members and P the number of boards written: 1, plus one per period of the board.",
         args: &[key(), string("member"), integer("score"), AT],
     },
     Command {
@@ -324,7 +324,7 @@ pub static COMMANDS: &[Command] = &[
         name: "rank.mincr",
         summary: "Adds the same integer to the scores of several members, on the board and the current period boards, all or nothing.",
         since: SINCE,
-        complexity: "O(M*log(N)) where N is the number of members and M the number of members given.",
+        complexity: "O(P*M*log(N)) where N is the number of members, M the number of members given and P the number of boards written: 1, plus one per period of the board.",
         args: &[key(), integer("delta"), string("member").multiple()],
     },
 ];
