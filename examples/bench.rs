@@ -13,7 +13,7 @@
 //! 3. memory: dedup bytes per active (article, visitor) pair, bytes per article;
 //! 4. throughput with `redis-benchmark` (HOT.VIEW vs an equivalent Lua script, bare
 //!    ZADD/INCR/PFADD, RANK.INCR (plain and with day/week/month period boards) vs
-//!    ZINCRBY, HOT.TOP vs ZREVRANGE) and, from a Rust
+//!    ZINCRBY, RANK.SET BEST vs ZADD GT, HOT.TOP vs ZREVRANGE) and, from a Rust
 //!    client, RANK.INCR vs a client-side lock recipe; then the targets.
 //!
 //! Environment:
@@ -1386,6 +1386,23 @@ fn throughput(
                     ),
                     w("ZINCRBY", &["ZINCRBY", "zlb:{b}", "1", "m:__rand_int__"]),
                 ],
+                // Keep-best writes: a random score per member, kept if higher.
+                vec![
+                    w(
+                        "RANK.SET BEST",
+                        &[
+                            "RANK.SET",
+                            "lbbest:{b}",
+                            "m:__rand_int__",
+                            "__rand_int__",
+                            "BEST",
+                        ],
+                    ),
+                    w(
+                        "ZADD GT",
+                        &["ZADD", "zgt:{b}", "GT", "__rand_int__", "m:__rand_int__"],
+                    ),
+                ],
                 vec![
                     w("HOT.TOP", &["HOT.TOP", BOARD, "LIMIT", "20", "WITHSCORES"]),
                     w("ZREVRANGE", &["ZREVRANGE", BOARD, "0", "19", "WITHSCORES"]),
@@ -1627,6 +1644,13 @@ fn throughput(
             "≥ 0.95x",
             0.95,
         ),
+        (
+            "RANK.SET BEST / ZADD GT (rps)",
+            "RANK.SET BEST",
+            "ZADD GT",
+            "≥ 0.95x",
+            0.95,
+        ),
     ] {
         for p in [16usize, 1] {
             row(
@@ -1704,6 +1728,7 @@ fn throughput(
         ("RANK.INCR", "ZINCRBY"),
         ("RANK.INCR", PERIOD_INCR),
         (PERIOD_INCR, "ZINCRBY"),
+        ("RANK.SET BEST", "ZADD GT"),
         ("HOT.TOP", "ZREVRANGE"),
     ] {
         for p in [16usize, 1] {

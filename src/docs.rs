@@ -131,6 +131,27 @@ const RESOLUTION: &[Arg] = &[
     Arg::new("milliseconds", ArgType::PureToken).token("ms"),
 ];
 
+const ORDER: &[Arg] = &[
+    Arg::new("asc", ArgType::PureToken)
+        .token("asc")
+        .summary("the lowest score ranks first"),
+    Arg::new("desc", ArgType::PureToken)
+        .token("desc")
+        .summary("the highest score ranks first"),
+];
+
+const CONDITION: &[Arg] = &[
+    Arg::new("gt", ArgType::PureToken)
+        .token("GT")
+        .summary("only if higher than the current score"),
+    Arg::new("lt", ArgType::PureToken)
+        .token("LT")
+        .summary("only if lower than the current score"),
+    Arg::new("best", ArgType::PureToken)
+        .token("BEST")
+        .summary("only if better: GT on a desc board, LT on an asc board"),
+];
+
 const OFFSET_COUNT: &[Arg] = &[integer("offset"), integer("count")];
 
 /// `day`, `week` or `month`.
@@ -217,7 +238,7 @@ pub static COMMANDS: &[Command] = &[
     },
     Command {
         name: "rank.create",
-        summary: "Creates a leaderboard with a chosen time resolution and score range, optionally with day, week and month boards.",
+        summary: "Creates a leaderboard with a chosen time resolution, score range and order, optionally with day, week and month boards.",
         since: SINCE,
         complexity: "O(1)",
         args: &[
@@ -229,6 +250,11 @@ pub static COMMANDS: &[Command] = &[
                 .with(RESOLUTION),
             integer("min").token("MIN").optional().summary("lowest score"),
             integer("max").token("MAX").optional().summary("highest score"),
+            Arg::new("order", ArgType::OneOf)
+                .token("ORDER")
+                .optional()
+                .summary("which scores rank first, default desc")
+                .with(ORDER),
             Arg::new("periods", ArgType::Block)
                 .token("PERIODS")
                 .optional()
@@ -245,10 +271,19 @@ pub static COMMANDS: &[Command] = &[
     },
     Command {
         name: "rank.set",
-        summary: "Sets a member's score, on the board and the current period boards; equal scores rank by who reached them first.",
+        summary: "Sets a member's score, or with GT, LT or BEST only if it improves it, on the board and on the current period boards; equal scores rank by who reached them first.",
         since: SINCE,
         complexity: "O(P*log(N)) where N is the number of members and P the number of boards written: 1, plus one per period of the board.",
-        args: &[key(), string("member"), integer("score"), AT],
+        args: &[
+            key(),
+            string("member"),
+            integer("score"),
+            Arg::new("condition", ArgType::OneOf)
+                .optional()
+                .summary("write only if the score improves; replies [score, written]")
+                .with(CONDITION),
+            AT,
+        ],
     },
     Command {
         name: "rank.score",
@@ -259,7 +294,7 @@ pub static COMMANDS: &[Command] = &[
     },
     Command {
         name: "rank.rank",
-        summary: "Returns a member's 0-based rank, best first; with TIES, the number of members with a strictly higher score.",
+        summary: "Returns a member's 0-based rank, best first; with TIES, the number of members with a strictly better score.",
         since: SINCE,
         complexity: "O(log(N)) where N is the number of members.",
         args: &[key(), string("member"), flag("ties", "TIES"), PERIOD],
@@ -327,6 +362,13 @@ pub static COMMANDS: &[Command] = &[
         complexity: "O(P*M*log(N)) where N is the number of members, M the number of members given and P the number of boards written: 1, plus one per period of the board.",
         args: &[key(), integer("delta"), string("member").multiple()],
     },
+    Command {
+        name: "rank.drop",
+        summary: "Deletes a leaderboard: its ZSET and every key RANK derived from it, such as its layout and its period boards.",
+        since: SINCE,
+        complexity: "O(N+P*K) where N is the number of members (the ZSETs are freed in the background), P the number of periods of the board and K its KEEP.",
+        args: &[key()],
+    },
 ];
 
 /// The documentation of command `name` (lowercase), if it has one.
@@ -350,7 +392,7 @@ mod tests {
         let mut names: Vec<&str> = COMMANDS.iter().map(|c| c.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 15, "one entry per command");
+        assert_eq!(names.len(), 16, "one entry per command");
         for c in COMMANDS {
             assert!(
                 !c.summary.is_empty() && !c.complexity.is_empty(),

@@ -303,11 +303,12 @@ struct CommandMeta {
 /// read their board key (RO ACCESS), so a user with read-only key
 /// permissions (`%R~`) may run them; without a spec the server derives RW
 /// ACCESS UPDATE from first/last/step for every command.
-fn command_meta() -> [CommandMeta; 15] {
+fn command_meta() -> [CommandMeta; 16] {
     use redis_module::commands::KeySpecFlags as F;
     let read = (F::READ_ONLY | F::ACCESS).bits();
     let write = (F::READ_WRITE | F::ACCESS | F::UPDATE).bits();
     let remove = (F::READ_WRITE | F::DELETE).bits();
+    let delete_key = (F::REMOVE | F::DELETE).bits();
     let m = |name, key_flags, categories| CommandMeta {
         name,
         key_flags,
@@ -329,6 +330,7 @@ fn command_meta() -> [CommandMeta; 15] {
         m("rank.around", read, c"read"),
         m("rank.rangebyscore", read, c"read"),
         m("rank.mincr", write, c"write"),
+        m("rank.drop", delete_key, c"write keyspace"),
     ]
 }
 
@@ -572,8 +574,10 @@ pub enum KeyKind {
 }
 
 /// A key handle, open for reading or for reading and writing, closed on
-/// drop. Closing a handle opened for writing signals the key as modified
-/// (WATCH), so keys that are only read are opened read-only.
+/// drop. Closing it signals nothing for WATCH (the module sets
+/// `NO_IMPLICIT_SIGNAL_MODIFIED`, see [`set_explicit_signals`]): each write
+/// path calls [`signal_modified`] for the keys it changed. Keys that are only
+/// read are still opened read-only, so a missing key is not created.
 pub struct Key {
     raw: RawKey,
 }

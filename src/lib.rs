@@ -1,7 +1,7 @@
 //! hotrank: hot-article ranking (`HOT.*`) and leaderboards (`RANK.*`) as native
 //! Redis module commands.
 //!
-//! Layout (see `../shared/STYLE.md`):
+//! Layout:
 //! - pure core, no Redis: [`hot`] (decay formula, dedup decision, top-N with
 //!   pruning), [`rank`] (score + time packing, layouts), [`keys`] (derived key
 //!   names and hash slots), [`parse`] (exact number and time parsing);
@@ -46,7 +46,7 @@ redis_module! {
     init: init,
     commands: [
         ["hot.publish", commands::hot::publish, "write deny-oom fast", 1, 1, 1, ""],
-        ["hot.view", commands::hot::view, "write deny-oom", 1, 1, 1, ""],
+        ["hot.view", commands::view::view, "write deny-oom", 1, 1, 1, ""],
         ["hot.top", commands::hot::top, "readonly", 1, 1, 1, ""],
         ["hot.stats", commands::hot::stats, "readonly fast", 1, 1, 1, ""],
         ["rank.create", commands::rank::create, "write deny-oom fast", 1, 1, 1, ""],
@@ -60,6 +60,7 @@ redis_module! {
         ["rank.around", commands::rank::around, "readonly", 1, 1, 1, ""],
         ["rank.rangebyscore", commands::rank::rangebyscore, "readonly", 1, 1, 1, ""],
         ["rank.mincr", commands::rank::mincr, "write deny-oom", 1, 1, 1, ""],
+        ["rank.drop", commands::rank::drop_board, "write", 1, 1, 1, ""],
     ],
     configurations: [
         i64: [

@@ -35,7 +35,7 @@ pub fn snapshot() -> Vec<(&'static str, u64)> {
         ("top_articles_examined", examined),
         (
             "top_articles_examined_per_call",
-            if calls == 0 { 0 } else { examined / calls },
+            examined.checked_div(calls).unwrap_or(0),
         ),
         ("errors", g(&ERRORS)),
         ("upkeep_errors", g(&UPKEEP_ERRORS)),

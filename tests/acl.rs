@@ -449,12 +449,14 @@ fn command_info_flags_match_what_each_command_does() {
         );
         assert!(!f.contains(&"readonly".into()), "{name}: {f:?}");
     }
-    // RANK.REM only deletes: allowed under OOM.
-    let f = command_flags(&mut c, "rank.rem");
-    assert!(
-        f.contains(&"write".into()) && !f.contains(&"denyoom".into()),
-        "rank.rem: {f:?}"
-    );
+    // RANK.REM and RANK.DROP only delete: allowed under OOM.
+    for name in ["rank.rem", "rank.drop"] {
+        let f = command_flags(&mut c, name);
+        assert!(
+            f.contains(&"write".into()) && !f.contains(&"denyoom".into()),
+            "{name}: {f:?}"
+        );
+    }
     for name in [
         "hot.top",
         "hot.stats",

@@ -328,6 +328,28 @@ fn workload(base_s: i64, seed: u64) -> Vec<Op> {
         ]));
         ops.push(op(&[b"RANK.REM", k, &members[2], b"absent"]));
         reads(&mut ops, false, &mut rng);
+        // Dropped (board and layout, one slot), then made again ascending
+        // and written with keep-best updates.
+        if b % 2 == 0 {
+            ops.push(op(&[b"RANK.DROP", k]));
+            ops.push(op(&[b"RANK.CREATE", k, b"ORDER", b"asc"]));
+            for i in 0..10 {
+                let m = &members[rng.below(8) as usize];
+                let t = at(base_s, 40_000 + i * 1000);
+                let s = (rng.below(40) as i64 - 10).to_string();
+                let cond: &[u8] = [&b"BEST"[..], b"GT", b"LT"][rng.below(3) as usize];
+                ops.push(op(&[
+                    b"RANK.SET",
+                    k,
+                    m,
+                    s.as_bytes(),
+                    cond,
+                    b"AT",
+                    t.as_bytes(),
+                ]));
+            }
+            reads(&mut ops, true, &mut rng);
+        }
         boards.push(ops);
     }
     // Interleave the boards, so consecutive commands go to different nodes.
@@ -542,6 +564,7 @@ fn cluster_node_refuses_a_board_of_another_slot_with_moved() {
         vec!["HOT.TOP", &board],
         vec!["RANK.INCR", &board, "m", "1"],
         vec!["RANK.CARD", &board],
+        vec!["RANK.DROP", &board],
     ] {
         let e = err(&mut c, &args);
         assert!(e.starts_with("MOVED"), "{args:?}: {e}");

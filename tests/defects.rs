@@ -901,3 +901,35 @@ fn meta_hash_with_a_non_integer_published_at_is_refused() {
     assert!(failures.is_empty(), "{failures:#?}");
     server_survives(&mut s, &mut c);
 }
+
+/// A duplicate or suspicious view of an article whose HyperLogLog is
+/// corrupt (a sparse body cut short) fails with PFCOUNT's error and writes
+/// nothing: the UV of its reply is decided before the visitor counter or
+/// the suspicious counter moves. (It used to fail after the visitor
+/// counter was written.)
+#[test]
+fn duplicate_and_suspicious_views_of_a_corrupt_hll_write_nothing() {
+    let s = start();
+    let mut c = s.conn();
+    let board: &[u8] = b"hot:{corrupt}";
+    let uv = dkey(board, Kind::Uv, &[b"art"]);
+    let corrupt: &[u8] = b"HYLL\x01\0\0\0\0\0\0\0\0\0\0\x80\x7f\xfe";
+    for (case, max) in [("duplicate", "60"), ("suspicious", "1")] {
+        ok(&mut c, &[b"FLUSHALL"]);
+        ok(
+            &mut c,
+            &[
+                b"CONFIG",
+                b"SET",
+                b"hotrank.visitor-max-views",
+                max.as_bytes(),
+            ],
+        );
+        ok(&mut c, &[b"HOT.VIEW", board, b"art", b"vis"]);
+        ok(&mut c, &[b"SET", &uv, corrupt]);
+        let before = snapshot(&mut c);
+        let e = fail(&mut c, &[b"HOT.VIEW", board, b"art", b"vis"]);
+        assert!(e.starts_with("INVALIDOBJ"), "{case}: {e}");
+        assert_unchanged(&mut c, &before, case);
+    }
+}

@@ -9,7 +9,7 @@
 //!   branch in turn, everything at once with repeatable arguments twice)
 //!   all succeed, and dropping the last word of the shortest one fails;
 //! - parser → docs: the keywords each parser matches, read from the source
-//!   of `src/commands/*.rs`, `src/rank/mod.rs` and `src/rank/period.rs`, are exactly the tokens of
+//!   of `src/commands/*.rs` and `src/rank/*.rs`, are exactly the tokens of
 //!   that command's docs; and each documented keyword of the module, given
 //!   to a command that does not document it, is refused with a syntax or
 //!   arity error.
@@ -20,7 +20,7 @@ use redis::{Connection, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every command of the module (the `redis_module!` list in `src/lib.rs`).
-const COMMANDS: [&str; 15] = [
+const COMMANDS: [&str; 16] = [
     "hot.publish",
     "hot.view",
     "hot.top",
@@ -36,11 +36,9 @@ const COMMANDS: [&str; 15] = [
     "rank.around",
     "rank.rangebyscore",
     "rank.mincr",
+    "rank.drop",
 ];
 
-/// Which commands each parser function (the one enclosing a keyword match
-/// in the source) serves. A keyword match in a function not listed here
-/// fails the test: map it first.
 /// The read commands that take `PERIOD … [AGO n]`.
 const PERIOD_READS: &[&str] = &[
     "rank.score",
@@ -51,13 +49,18 @@ const PERIOD_READS: &[&str] = &[
     "rank.rangebyscore",
 ];
 
-const PARSER_FNS: [(&str, &[&str]); 15] = [
-    ("view_impl", &["hot.view"]),
+/// Which commands each parser function (the one enclosing a keyword match
+/// in the source) serves. A keyword match in a function not listed here
+/// fails the test: map it first.
+const PARSER_FNS: [(&str, &[&str]); 17] = [
+    ("view_request", &["hot.view"]),
     ("top_impl", &["hot.top"]),
     ("stats_impl", &["hot.stats"]),
     ("create_impl", &["rank.create"]),
     ("parse_resolution", &["rank.create"]),
-    ("opt_at", &["rank.incr", "rank.set"]),
+    ("parse_order", &["rank.create"]),
+    ("opt_at", &["rank.incr"]),
+    ("set_options", &["rank.set"]),
     ("score_impl", &["rank.score"]),
     ("rank_impl", &["rank.rank"]),
     ("range_impl", &["rank.range"]),
@@ -341,16 +344,25 @@ fn run(c: &mut Connection, words: &[String]) -> Result<Value, String> {
 /// `eq_ignore_ascii_case(b"KW")` and match arms `b"KW" =>` / `b"KW" |`.
 fn source_keywords() -> Vec<(String, String)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let files = [
-        "commands/hot.rs",
-        "commands/rank.rs",
-        "commands/mod.rs",
-        "rank/mod.rs",
-        "rank/period.rs",
-    ];
+    // Every source file of the glue and of the RANK core.
+    let mut files: Vec<String> = Vec::new();
+    for dir in ["commands", "rank"] {
+        for e in std::fs::read_dir(root.join(dir)).expect("read src dir") {
+            let name = e
+                .expect("dir entry")
+                .file_name()
+                .into_string()
+                .expect("utf-8");
+            if name.ends_with(".rs") {
+                files.push(format!("{dir}/{name}"));
+            }
+        }
+    }
+    files.sort();
     let mut out = Vec::new();
     for f in files {
-        let src = std::fs::read_to_string(root.join(f)).unwrap_or_else(|e| panic!("read {f}: {e}"));
+        let src =
+            std::fs::read_to_string(root.join(&f)).unwrap_or_else(|e| panic!("read {f}: {e}"));
         let mut current = String::new();
         for line in src.lines() {
             if let Some(name) = fn_name(line) {

@@ -68,7 +68,7 @@ fn seed() -> u64 {
     }
 }
 
-const COMMANDS: [&str; 15] = [
+const COMMANDS: [&str; 16] = [
     "HOT.PUBLISH",
     "HOT.VIEW",
     "HOT.TOP",
@@ -84,6 +84,7 @@ const COMMANDS: [&str; 15] = [
     "RANK.MINCR",
     "RANK.REM",
     "RANK.CARD",
+    "RANK.DROP",
 ];
 
 const READ_ONLY: [&str; 8] = [
@@ -97,7 +98,7 @@ const READ_ONLY: [&str; 8] = [
     "RANK.CARD",
 ];
 
-const OPTIONS: [&str; 13] = [
+const OPTIONS: [&str; 27] = [
     "AT",
     "LIMIT",
     "WINDOW",
@@ -111,6 +112,20 @@ const OPTIONS: [&str; 13] = [
     "withScores",
     "s",
     "ms",
+    "ORDER",
+    "asc",
+    "GT",
+    "LT",
+    "BEST",
+    "best",
+    "PERIODS",
+    "PERIOD",
+    "TZ",
+    "KEEP",
+    "AGO",
+    "day",
+    "Week",
+    "month",
 ];
 
 /// Edge numbers and strings.
@@ -383,6 +398,37 @@ impl Gen {
                     out.push(self.small_int());
                 }
                 "WINDOW" => out.push(self.duration()),
+                "PERIODS" => {
+                    for _ in 0..=self.rng.below(3) {
+                        out.push(self.period_name());
+                    }
+                }
+                "PERIOD" => {
+                    out.push(self.period_name());
+                    if self.rng.chance(2) {
+                        out.push(b"AGO".to_vec());
+                        out.push(self.small_int());
+                    }
+                }
+                "AGO" => out.push(self.small_int()),
+                "TZ" => out.push(
+                    self.pick(&[
+                        "+00:00", "-14:00", "+14:00", "+05:45", "-03:30", "+14:01", "UTC", "05:00",
+                        "",
+                    ])
+                    .as_bytes()
+                    .to_vec(),
+                ),
+                "KEEP" => out.push(
+                    self.pick(&["0", "1", "2", "40", "10000", "10001", "-1", "x"])
+                        .as_bytes()
+                        .to_vec(),
+                ),
+                "ORDER" => out.push(
+                    self.pick(&["asc", "desc", "ASC", "Desc", "up", ""])
+                        .as_bytes()
+                        .to_vec(),
+                ),
                 "RESOLUTION" => out.push(
                     self.pick(&["s", "ms", "S", "MS", "us", ""])
                         .as_bytes()
@@ -395,6 +441,13 @@ impl Gen {
                 _ => {}
             }
         }
+    }
+
+    /// A period name for PERIODS or PERIOD, now and then a wrong one.
+    fn period_name(&mut self) -> Vec<u8> {
+        self.pick(&["day", "week", "month", "DAY", "Month", "year", ""])
+            .as_bytes()
+            .to_vec()
     }
 
     /// An invocation shaped like the command's syntax.
@@ -435,8 +488,25 @@ impl Gen {
                     a.push(self.time());
                 }
             }
-            "RANK.CREATE" => self.options(&["RESOLUTION", "MIN", "MAX"], &mut a),
-            "RANK.INCR" | "RANK.SET" => {
+            "RANK.CREATE" => self.options(
+                &[
+                    "RESOLUTION",
+                    "MIN",
+                    "MAX",
+                    "ORDER",
+                    "PERIODS",
+                    "PERIODS",
+                    "TZ",
+                    "KEEP",
+                ],
+                &mut a,
+            ),
+            "RANK.SET" => {
+                a.push(self.id());
+                a.push(value(self));
+                self.options(&["GT", "LT", "BEST", "AT"], &mut a);
+            }
+            "RANK.INCR" => {
                 a.push(self.id());
                 a.push(value(self));
                 if self.rng.chance(2) {
@@ -475,7 +545,7 @@ impl Gen {
                         _ => value(self),
                     });
                 }
-                self.options(&["LIMIT", "WITHSCORES"], &mut a);
+                self.options(&["LIMIT", "WITHSCORES", "PERIOD"], &mut a);
             }
             "RANK.MINCR" => {
                 a.push(value(self));
@@ -488,7 +558,15 @@ impl Gen {
                     a.push(self.id());
                 }
             }
-            _ => {} // RANK.CARD
+            _ => {} // RANK.CARD, RANK.DROP
+        }
+        // Reads of a period board.
+        if matches!(
+            cmd,
+            "RANK.SCORE" | "RANK.RANK" | "RANK.RANGE" | "RANK.AROUND" | "RANK.CARD"
+        ) && self.rng.chance(3)
+        {
+            self.options(&["PERIOD"], &mut a);
         }
         // Mutations: replace, insert or drop an argument.
         for i in 1..a.len() {

@@ -1418,7 +1418,6 @@ fn wrong_arity_is_the_standard_error_for_every_command() {
         &["RANK.SET", "lb"],
         &["RANK.SET", "lb", "a"],
         &["RANK.SET", "new", "a"],
-        &["RANK.SET", "lb", "a", "1", "AT", "1700000000", "X"],
         &["RANK.SCORE"],
         &["RANK.SCORE", "lb"],
         &["RANK.RANK"],
@@ -1554,18 +1553,21 @@ fn bad_and_future_at_are_refused() {
                 refused(c, &[cmd, k, "a", "5", "AT", at], FUTURE_AT);
             }
         }
-        for cmd in ["RANK.INCR", "RANK.SET"] {
+        for (cmd, when, at5) in [
+            (
+                "RANK.INCR",
+                "ERR syntax error: expected AT t",
+                "ERR syntax error: expected AT t",
+            ),
+            (
+                "RANK.SET",
+                "ERR syntax error at 'WHEN': expected GT, LT, BEST or AT t",
+                "ERR syntax error at 'AT5': expected GT, LT, BEST or AT t",
+            ),
+        ] {
             refused(c, &[cmd, k, "a", "5", "AT"], "ERR AT needs a value");
-            refused(
-                c,
-                &[cmd, k, "a", "5", "WHEN", "1700000000"],
-                "ERR syntax error: expected AT t",
-            );
-            refused(
-                c,
-                &[cmd, k, "a", "5", "AT5"],
-                "ERR syntax error: expected AT t",
-            );
+            refused(c, &[cmd, k, "a", "5", "WHEN", "1700000000"], when);
+            refused(c, &[cmd, k, "a", "5", "AT5"], at5);
         }
     }
     assert_eq!(
@@ -1725,7 +1727,7 @@ fn unknown_options_and_bad_layouts_are_refused() {
         ),
         (
             &["RANK.SET", "lb", "a", "1", "NX"],
-            "ERR syntax error: expected AT t",
+            "ERR syntax error at 'NX': expected GT, LT, BEST or AT t",
         ),
     ] {
         refused(c, args, want);

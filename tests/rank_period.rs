@@ -988,3 +988,157 @@ fn period_boards_share_the_board_slot_and_acl() {
     assert_eq!(snapshot(c), before);
     assert_eq!(ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", "week"]), int(1));
 }
+
+// ---------------------------------------------------------------- with ORDER, GT/LT/BEST, DROP
+
+#[test]
+fn set_gt_lt_best_apply_to_each_board_separately() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    ok(c, &["RANK.CREATE", "lb", "PERIODS", "day", "month"]);
+    let now = now_ms();
+    let last_month = Period::Month
+        .containing(now, Tz::UTC)
+        .ago(1)
+        .start_ms(Tz::UTC)
+        + 3_600_000;
+    let arr = |s: i64, w: i64| Value::Array(vec![int(s), int(w)]);
+    assert_eq!(
+        ok(c, &["RANK.SET", "lb", "a", "50", "AT", &at(last_month)]),
+        int(50)
+    );
+    // GT 20: not higher than the all-time 50, but a itself is new to this
+    // month's and today's boards: written there. The reply is the all-time board's.
+    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "20", "GT"]), arr(50, 0));
+    assert_eq!(ok(c, &["RANK.SCORE", "lb", "a"]), int(50));
+    for p in ["day", "month"] {
+        assert_eq!(ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", p]), int(20));
+    }
+    assert_eq!(
+        ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", "month", "AGO", "1"]),
+        int(50)
+    );
+    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "30", "GT"]), arr(50, 0));
+    assert_eq!(ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", "day"]), int(30));
+    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "10", "GT"]), arr(50, 0));
+    assert_eq!(ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", "day"]), int(30));
+    // LT 25: lower everywhere.
+    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "25", "LT"]), arr(25, 1));
+    for p in ["day", "month"] {
+        assert_eq!(ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", p]), int(25));
+    }
+    assert_eq!(
+        ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", "month", "AGO", "1"]),
+        int(50)
+    );
+    // BEST on an asc board (lowest first): LT on every board, period boards
+    // packed in the same order.
+    ok(
+        c,
+        &["RANK.CREATE", "golf", "ORDER", "asc", "PERIODS", "week"],
+    );
+    assert_eq!(ok(c, &["RANK.SET", "golf", "p", "72", "BEST"]), arr(72, 1));
+    assert_eq!(ok(c, &["RANK.SET", "golf", "p", "75", "BEST"]), arr(72, 0));
+    assert_eq!(ok(c, &["RANK.SET", "golf", "q", "70", "BEST"]), arr(70, 1));
+    assert_eq!(
+        ok(c, &["RANK.SCORE", "golf", "p", "PERIOD", "week"]),
+        int(72)
+    );
+    assert_eq!(
+        ok(
+            c,
+            &[
+                "RANK.RANGE",
+                "golf",
+                "0",
+                "-1",
+                "WITHSCORES",
+                "PERIOD",
+                "week"
+            ]
+        ),
+        Value::Array(vec![
+            Value::BulkString(b"q".to_vec()),
+            int(70),
+            Value::BulkString(b"p".to_vec()),
+            int(72)
+        ])
+    );
+    assert_eq!(
+        ok(c, &["RANK.RANK", "golf", "p", "TIES", "PERIOD", "week"]),
+        int(1)
+    );
+    // An out-of-range score is refused even where it would not be written.
+    ok(
+        c,
+        &[
+            "RANK.CREATE",
+            "small",
+            "MIN",
+            "0",
+            "MAX",
+            "10",
+            "PERIODS",
+            "day",
+        ],
+    );
+    assert!(
+        err(c, &["RANK.SET", "small", "a", "11", "GT"]).starts_with("ERR score 11 is out of range")
+    );
+}
+
+#[test]
+fn drop_deletes_the_period_boards() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    ok(
+        c,
+        &[
+            "RANK.CREATE",
+            "lb",
+            "PERIODS",
+            "day",
+            "week",
+            "month",
+            "KEEP",
+            "3",
+            "TZ",
+            "-14:00",
+        ],
+    );
+    ok(c, &["RANK.CREATE", "other", "PERIODS", "day"]);
+    ok(c, &["RANK.INCR", "other", "a", "1"]);
+    let now = now_ms();
+    for back in [0, 1, 2, 3, 4, 9, 20, 40, 80] {
+        ok(
+            c,
+            &["RANK.INCR", "lb", "a", "1", "AT", &at(now - back * DAY_MS)],
+        );
+    }
+    let all: Vec<Vec<u8>> = redis::cmd("KEYS").arg("lb*").query(c).expect("KEYS");
+    assert!(all.len() > 10, "{}", all.len());
+    // A user who may not write the period boards deletes nothing.
+    ok(
+        c,
+        &[
+            "ACL",
+            "SETUSER",
+            "alice",
+            "on",
+            "nopass",
+            "+@all",
+            "~lb",
+            "~lb?{lb}layout",
+        ],
+    );
+    let u = &mut s.conn();
+    ok(u, &["AUTH", "alice", "x"]);
+    assert!(err(u, &["RANK.DROP", "lb"]).starts_with("NOPERM"));
+    let again: Vec<Vec<u8>> = redis::cmd("KEYS").arg("lb*").query(c).expect("KEYS");
+    assert_eq!(again.len(), all.len());
+    assert_eq!(ok(c, &["RANK.DROP", "lb"]), int(all.len() as i64));
+    let left: Vec<Vec<u8>> = redis::cmd("KEYS").arg("lb*").query(c).expect("KEYS");
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(ok(c, &["RANK.CARD", "other", "PERIOD", "day"]), int(1));
+    assert_eq!(ok(c, &["RANK.DROP", "lb"]), int(0));
+}

@@ -604,3 +604,109 @@ fn hyperloglog_bytes_and_debug_digest_match_exactly() {
         (a, b) => eprintln!("DEBUG DIGEST skipped (DEBUG not allowed): {a:?} {b:?}"),
     }
 }
+
+/// Game boards (issue 11): asc boards, RANK.SET GT/LT/BEST (written or not)
+/// and RANK.DROP, also inside MULTI/EXEC and followed by a re-creation with
+/// another order, end byte-identical on a replica with and without the
+/// module; with the module, reads answer the same on both.
+fn check_game_boards(replica_module: bool) {
+    let (m, r) = pair(replica_module);
+    let (mc, rc) = (&mut m.conn(), &mut r.conn());
+    let now = now_s();
+    let at = |d: i64| (now - 1000 + d).to_string();
+    let run = |c: &mut Connection, args: &[&str]| -> Value {
+        let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        bcmd(&argv)
+            .query(c)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    };
+    run(
+        mc,
+        &["RANK.CREATE", "lap:{a}", "ORDER", "asc", "RESOLUTION", "ms"],
+    );
+    run(
+        mc,
+        &[
+            "RANK.CREATE",
+            "golf:{b}",
+            "ORDER",
+            "asc",
+            "MIN",
+            "-20",
+            "MAX",
+            "200",
+        ],
+    );
+    run(mc, &["RANK.CREATE", "pts:{c}"]);
+    let mut rng = Rng(11);
+    for i in 0..400 {
+        let board = *rng.pick(&["lap:{a}", "golf:{b}", "pts:{c}", "pts:{implicit}"]);
+        let member = format!("p{}", rng.below(25));
+        let score = match board {
+            "golf:{b}" => rng.below(221) as i64 - 20,
+            _ => 60_000 + rng.below(5000) as i64,
+        }
+        .to_string();
+        let t = at(i);
+        let opt = *rng.pick(&["BEST", "GT", "LT", "BEST", ""]);
+        let mut args = vec!["RANK.SET", board, &member, &score, "AT", &t];
+        if !opt.is_empty() {
+            args.push(opt);
+        }
+        run(mc, &args);
+        if rng.below(20) == 0 {
+            run(mc, &["RANK.INCR", board, &member, "-3"]);
+        }
+    }
+    // Dropped for good; dropped and re-made with another order in one
+    // transaction; dropped, then re-made by a first write.
+    assert_eq!(run(mc, &["RANK.DROP", "golf:{b}"]), Value::Int(2));
+    assert_eq!(run(mc, &["RANK.DROP", "golf:{b}"]), Value::Int(0));
+    let r2: Vec<Value> = redis::pipe()
+        .atomic()
+        .cmd("RANK.DROP")
+        .arg("pts:{c}")
+        .cmd("RANK.CREATE")
+        .arg("pts:{c}")
+        .arg("ORDER")
+        .arg("asc")
+        .cmd("RANK.SET")
+        .arg("pts:{c}")
+        .arg("x")
+        .arg(7)
+        .arg("BEST")
+        .query(mc)
+        .expect("MULTI/EXEC");
+    assert_eq!(r2[0], Value::Int(2));
+    assert_eq!(run(mc, &["RANK.DROP", "pts:{implicit}"]), Value::Int(2));
+    run(
+        mc,
+        &["RANK.SET", "pts:{implicit}", "y", "3", "BEST", "AT", &at(0)],
+    );
+    let seen = compare_all(mc, rc);
+    assert_eq!(seen.keys, 6, "{seen:?}"); // lap, pts:{c}, pts:{implicit} + layouts
+    if replica_module {
+        for k in ["lap:{a}", "pts:{c}", "pts:{implicit}", "golf:{b}"] {
+            let mut reads = vec![
+                vec!["RANK.RANGE", k, "0", "-1", "WITHSCORES"],
+                vec!["RANK.RANGEBYSCORE", k, "60100", "+inf", "WITHSCORES"],
+                vec!["RANK.CARD", k],
+            ];
+            let names: Vec<String> = (0..25).map(|i| format!("p{i}")).collect();
+            for n in &names {
+                reads.push(vec!["RANK.SCORE", k, n, "WITHTIME"]);
+                reads.push(vec!["RANK.RANK", k, n, "TIES"]);
+                reads.push(vec!["RANK.AROUND", k, n, "2"]);
+            }
+            for args in reads {
+                assert_eq!(run(mc, &args), run(rc, &args), "{args:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn game_boards_replicate_exactly() {
+    check_game_boards(false);
+    check_game_boards(true);
+}

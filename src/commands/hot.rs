@@ -4,17 +4,17 @@
 
 use super::{
     bulk, call, counter_of, effect, expect_type, guard, open_typed, reply_array, reply_int,
-    write_time, zadd_effect, Args, Fail, Res,
+    zadd_effect, Args, Fail, Res,
 };
 use crate::ffi::{Event, KeyKind};
 use crate::hot::record::BoardRecord;
-use crate::hot::view::{self, Outcome, ViewFacts};
-use crate::hot::{dedup, hll, in_window, Formula, TopN};
+use crate::hot::view;
+use crate::hot::{hll, in_window, Formula, TopN};
 use crate::keys::{self, Kind};
 use crate::parse::{
     format_score, format_time_ms, parse_count, parse_duration_ms, parse_i64, parse_time_ms,
 };
-use crate::parse::{IntText, IntsText, ScoreText};
+use crate::parse::{IntText, ScoreText};
 use crate::{config, ffi, stats};
 use redis_module::{raw::KeyType, Context, RedisResult, RedisString, RedisValue};
 
@@ -23,16 +23,16 @@ pub const MAX_LIMIT: i64 = 10_000;
 
 /// A HOT board within one command: its key, and the caller's ACL for the
 /// keys derived from it.
-struct Board<'a> {
-    ctx: &'a Context,
-    key: &'a RedisString,
+pub(super) struct Board<'a> {
+    pub(super) ctx: &'a Context,
+    pub(super) key: &'a RedisString,
     acl: ffi::AclUser,
     /// Where derived names are built, reused by every [`Board::key`].
     name: std::cell::RefCell<Vec<u8>>,
 }
 
 impl<'a> Board<'a> {
-    fn open(ctx: &'a Context, args: &mut Args<'a>) -> Res<Self> {
+    pub(super) fn open(ctx: &'a Context, args: &mut Args<'a>) -> Res<Self> {
         let key = super::board(args)?;
         Ok(Board {
             ctx,
@@ -43,7 +43,7 @@ impl<'a> Board<'a> {
     }
 
     /// A derived key, ACL-checked (`write`: write access, else read).
-    fn key(&self, kind: Kind, parts: &[&[u8]], write: bool) -> Res<RedisString> {
+    pub(super) fn key(&self, kind: Kind, parts: &[&[u8]], write: bool) -> Res<RedisString> {
         let mut buf = self.name.borrow_mut();
         keys::derived_into(&mut buf, self.key.as_slice(), kind, parts);
         let name = RedisString::create_from_slice(self.ctx.ctx, &buf);
@@ -65,7 +65,7 @@ struct Facts {
 
 /// An error for a derived key whose value hotrank did not write: it is
 /// refused, never misread or overwritten.
-fn not_ours(name: &RedisString, what: &str) -> Fail {
+pub(super) fn not_ours(name: &RedisString, what: &str) -> Fail {
     Fail::Msg(format!(
         "ERR hotrank key '{}' {what}: it holds a value hotrank did not write; delete it",
         name.as_slice().escape_ascii()
@@ -87,7 +87,7 @@ fn int_field(name: &RedisString, field: &str, v: Option<RedisString>) -> Res<Opt
 
 /// The meta hash's `publishedAt` (HGET), checked to be an integer. The
 /// meta hash holds only that: PV and UV live in their counter and HyperLogLog.
-fn published_at(name: &RedisString, h: &ffi::Key) -> Res<Option<i64>> {
+pub(super) fn published_at(name: &RedisString, h: &ffi::Key) -> Res<Option<i64>> {
     let [published] = h.hash_get([c"publishedAt"]);
     int_field(name, "publishedAt", published)
 }
@@ -123,7 +123,7 @@ fn facts(b: &Board, article: &[u8]) -> Res<Option<Facts>> {
 /// The board record (derived string `board`, [`BoardRecord`]), checked;
 /// `None` when the board has none. `h` is open with its type checked
 /// (string).
-fn board_record(name: &RedisString, h: &ffi::Key) -> Res<Option<BoardRecord>> {
+pub(super) fn board_record(name: &RedisString, h: &ffi::Key) -> Res<Option<BoardRecord>> {
     if h.kind() == KeyKind::Empty {
         return Ok(None);
     }
@@ -138,7 +138,7 @@ fn board_record(name: &RedisString, h: &ffi::Key) -> Res<Option<BoardRecord>> {
 /// and it is not a RANK board (no RANK layout). Anything else is a ZSET
 /// hotrank's HOT commands did not make: refused, so its members are never
 /// rescored or trimmed away.
-fn check_hot_board(b: &Board, board: &ffi::Key, has_record: bool) -> Res<()> {
+pub(super) fn check_hot_board(b: &Board, board: &ffi::Key, has_record: bool) -> Res<()> {
     let foreign = if board.kind() == KeyKind::ZSet && board.len() > 0 {
         !has_record
     } else {
@@ -156,14 +156,14 @@ fn check_hot_board(b: &Board, board: &ffi::Key, has_record: bool) -> Res<()> {
 
 /// The error PFADD/PFCOUNT would give for a value that is not a valid
 /// HyperLogLog (`WRONGTYPE …`) or a corrupt one (`INVALIDOBJ …`).
-fn hll_error(e: hll::HllError) -> Fail {
+pub(super) fn hll_error(e: hll::HllError) -> Fail {
     Fail::Msg(e.message().into())
 }
 
 /// Opens an article's HyperLogLog for writing: missing, or a string that
 /// passes the server's HyperLogLog check; else the error PFADD would give,
 /// before anything is written.
-fn open_hll(ctx: &Context, name: &RedisString) -> Res<ffi::Key> {
+pub(super) fn open_hll(ctx: &Context, name: &RedisString) -> Res<ffi::Key> {
     let h = open_typed(ctx, name, KeyKind::String, true)?;
     if h.kind() != KeyKind::Empty {
         hll::validate(h.read()).map_err(hll_error)?;
@@ -172,7 +172,7 @@ fn open_hll(ctx: &Context, name: &RedisString) -> Res<ffi::Key> {
 }
 
 /// `hotrank.retention-seconds`, in milliseconds.
-fn retention_ms() -> i64 {
+pub(super) fn retention_ms() -> i64 {
     config::get(&config::RETENTION_SECONDS) * 1000
 }
 
@@ -190,12 +190,23 @@ fn note_board_write(
     f: &Formula,
     at_ms: i64,
 ) -> Res<()> {
-    if let Some(new) = BoardRecord::after_write(record.as_ref(), f.fingerprint(), at_ms) {
-        let text = new.text();
-        hb_h.write(text.as_bytes())?;
-        let args = [text.as_bytes(), b"KEEPTTL"];
-        effect(ctx, hb, Event::String, c"set", c"SET", &args);
+    match BoardRecord::after_write(record.as_ref(), f.fingerprint(), at_ms) {
+        Some(new) => write_record(ctx, hb, hb_h, &new),
+        None => Ok(()),
     }
+}
+
+/// Writes the board record `new` by DMA, replicated as `SET hb text KEEPTTL`.
+pub(super) fn write_record(
+    ctx: &Context,
+    hb: &RedisString,
+    hb_h: &mut ffi::Key,
+    new: &BoardRecord,
+) -> Res<()> {
+    let text = new.text();
+    hb_h.write(text.as_bytes())?;
+    let args = [text.as_bytes(), b"KEEPTTL"];
+    effect(ctx, hb, Event::String, c"set", c"SET", &args);
     Ok(())
 }
 
@@ -204,7 +215,11 @@ fn note_board_write(
 /// most a day) older than that, so a busy article refreshes it at most
 /// daily. Each is replicated as PEXPIREAT with the exact time; missing keys
 /// are skipped.
-fn refresh_retention(ctx: &Context, now: i64, keys: &mut [(&RedisString, &mut ffi::Key)]) {
+pub(super) fn refresh_retention(
+    ctx: &Context,
+    now: i64,
+    keys: &mut [(&RedisString, &mut ffi::Key)],
+) {
     let ret = retention_ms();
     let slack = (ret / 10).min(86_400_000);
     let fresh = keys
@@ -287,413 +302,30 @@ fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     Ok(RedisValue::Integer(i64::from(old_published.is_none())))
 }
 
-/// `HOT.VIEW K article visitor [AT t]` → `[pv, uv, score, status]`.
-pub fn view(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, view_impl)
-}
-
-/// Names of the keys one view may touch, each ACL-checked for writing
-/// (read for the dedup shards of other generations).
-struct ViewKeys {
-    pv: RedisString,
-    uv: RedisString,
-    meta: RedisString,
-    hb: RedisString,
-    /// The publish index, named only when the view may write it (the
-    /// article is new to the board or has no publish time).
-    pubidx: Option<RedisString>,
-    /// Visitor-views counter, when the abnormal-traffic check is on.
-    vv: Option<RedisString>,
-    /// Dedup shards, when dedup is on: (generation, name); the first is
-    /// the view's own generation, the one a counted view appends to.
-    dedup: Vec<(i64, RedisString)>,
-    /// The dedup window (ms, 0 = off) and the pair's fingerprint.
-    window: i64,
-    fp: u64,
-}
-
-impl ViewKeys {
-    fn new(b: &Board, article: &[u8], visitor: &[u8], t: i64, now: i64, fp: u64) -> Res<Self> {
-        let window = config::dedup_ms();
-        let mut dedup = Vec::new();
-        if window > 0 {
-            let shard = dedup::shard(fp, config::get(&config::DEDUP_SHARDS) as u32);
-            let (gens, n) = dedup::generations(t, window, now);
-            for (i, g) in gens[..n].iter().enumerate() {
-                let part = IntsText::new(&[window / 1000, *g, i64::from(shard)]);
-                dedup.push((*g, b.key(Kind::Dedup, &[part.as_bytes()], i == 0)?));
-            }
-        }
-        let vv = if config::get(&config::VISITOR_MAX_VIEWS) > 0 {
-            let vwin = config::get(&config::VISITOR_WINDOW_SECONDS) * 1000;
-            let w = IntsText::new(&[vwin / 1000, t.div_euclid(vwin)]);
-            Some(b.key(Kind::VisitorViews, &[w.as_bytes(), visitor], true)?)
-        } else {
-            None
-        };
-        Ok(ViewKeys {
-            pv: b.key(Kind::Pv, &[article], true)?,
-            uv: b.key(Kind::Uv, &[article], true)?,
-            meta: b.key(Kind::Meta, &[article], true)?,
-            hb: b.key(Kind::HotBoard, &[], true)?,
-            pubidx: None,
-            vv,
-            dedup,
-            window,
-            fp,
-        })
-    }
-}
-
-/// The open handles of one view (the read step), closed before upkeep.
-struct ViewHandles {
-    board: ffi::Key,
-    hb: ffi::Key,
-    meta: ffi::Key,
-    pv: ffi::Key,
-    /// The article's HyperLogLog (checked).
-    uv: ffi::Key,
-    /// The board record as read.
-    record: Option<BoardRecord>,
-    /// Open only when the view may write it (see [`ViewKeys::pubidx`]).
-    pubidx: Option<ffi::Key>,
-    /// Whether the article is on the board before this view.
-    on_board: bool,
-    vv: Option<ffi::Key>,
-    /// The own generation's dedup shard (written by a counted view).
-    dedup: Option<ffi::Key>,
-}
-
-fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 4, 6)?;
-    let b = Board::open(ctx, &mut args)?;
-    let article_rs = args.next_rs()?;
-    let article = article_rs.as_slice();
-    let visitor = args.next_rs()?.as_slice();
-    let at = match args.next() {
-        None => None,
-        Some(opt) if opt.eq_ignore_ascii_case(b"AT") => Some(args.value_of("AT")?),
-        Some(_) => return Err(Fail::Msg("ERR syntax error: expected AT t".into())),
-    };
-    if args.next().is_some() {
-        return Err(Fail::Msg("ERR syntax error".into()));
-    }
-    let (t, now) = write_time(at)?;
-    let f = config::formula();
-    let fp = dedup::fingerprint(article, visitor);
-
-    // Read: every key this view may write is named, ACL-checked, opened
-    // once and checked (type, and the format of what hotrank stores in it)
-    // before anything is written.
-    let mut k = ViewKeys::new(&b, article, visitor, t, now, fp)?;
-    let board = open_typed(ctx, b.key, KeyKind::ZSet, true)?;
-    let on_board = board.zset_score(article_rs).is_some();
-    let hb = open_typed(ctx, &k.hb, KeyKind::String, true)?;
-    let record = board_record(&k.hb, &hb)?;
-    check_hot_board(&b, &board, record.is_some())?;
-    let meta = open_typed(ctx, &k.meta, KeyKind::Hash, true)?;
-    let published = published_at(&k.meta, &meta)?;
-    let pv = open_typed(ctx, &k.pv, KeyKind::String, true)?;
-    let pubidx = if on_board && published.is_some() {
-        None
-    } else {
-        let name = b.key(Kind::PubIndex, &[], true)?;
-        let h = open_typed(ctx, &name, KeyKind::ZSet, true)?;
-        k.pubidx = Some(name);
-        Some(h)
-    };
-    let uv = open_hll(ctx, &k.uv)?;
-    let vv = match &k.vv {
-        Some(name) => Some(open_typed(ctx, name, KeyKind::String, true)?),
-        None => None,
-    };
-    let mut duplicate = false;
-    let mut own_shard = None;
-    for (i, (g, name)) in k.dedup.iter().enumerate() {
-        let h = open_typed(ctx, name, KeyKind::String, i == 0)?;
-        if !dedup::well_formed(h.read()) {
-            return Err(not_ours(
-                name,
-                "is not a hotrank dedup shard (12-byte entries)",
-            ));
-        }
-        duplicate = duplicate || dedup::seen_near(&[(*g, h.read())], fp, t, k.window);
-        if i == 0 {
-            own_shard = Some(h);
-        }
-    }
-    let facts = ViewFacts {
-        t,
-        pv: counter_of(&pv)?,
-        published,
-        visitor_views: vv.as_ref().map(counter_of).transpose()?,
-        visitor_max: config::get(&config::VISITOR_MAX_VIEWS),
-        duplicate,
-    };
-    let mut h = ViewHandles {
-        board,
-        hb,
-        meta,
-        pv,
-        uv,
-        record,
-        pubidx,
-        on_board,
-        vv,
-        dedup: own_shard,
-    };
-
-    // Decide (pure), then write.
-    let current = |h: &ViewHandles| -> Res<(i64, i64, ScoreText)> {
-        let (pv, uv) = (facts.pv, uv_of(&h.uv)?);
-        let score = f.score(pv, uv, published.unwrap_or(t), t);
-        Ok((pv, uv, ScoreText::new(score)))
-    };
-    match view::decide(&f, &facts).map_err(view_error)? {
-        Outcome::Suspicious => {
-            let sus = b.key(Kind::Suspicious, &[article], true)?;
-            let mut sus_h = open_typed(ctx, &sus, KeyKind::String, true)?;
-            let old = counter_of(&sus_h)?;
-            if old == i64::MAX {
-                return Err(overflow());
-            }
-            bump_visitor(ctx, &k, &mut h, &facts, now)?;
-            let created = sus_h.kind() == KeyKind::Empty;
-            let expiry = created.then(|| (now + retention_ms(), c"incrby".as_ref()));
-            bump(ctx, &sus, &mut sus_h, old, expiry, now)?;
-            refresh_retention(ctx, now, &mut [(&sus, &mut sus_h)]);
-            stats::add(&stats::VIEWS_SUSPICIOUS, 1);
-            let (pv, uv, score) = current(&h)?;
-            Ok(view_reply(pv, uv, &score, "suspicious"))
-        }
-        Outcome::Duplicate => {
-            bump_visitor(ctx, &k, &mut h, &facts, now)?;
-            stats::add(&stats::VIEWS_DUPLICATE, 1);
-            let (pv, uv, score) = current(&h)?;
-            Ok(view_reply(pv, uv, &score, "duplicate"))
-        }
-        Outcome::Counted {
-            pv,
-            published,
-            new_publish,
-        } => {
-            let (uv, score) = write_counted(
-                &b,
-                &k,
-                h,
-                &f,
-                &facts,
-                (article_rs, visitor),
-                pv,
-                published,
-                new_publish,
-                now,
-            )?;
-            Ok(view_reply(pv, uv, &score, "counted"))
-        }
-    }
-}
-
 /// The standard error of a counter that cannot take one more.
-fn overflow() -> Fail {
+pub(super) fn overflow() -> Fail {
     Fail::Msg("ERR hotrank counter would overflow".into())
 }
 
-fn view_error(e: view::ViewError) -> Fail {
+/// The error of a view that cannot be applied (nothing was written).
+pub(super) fn view_error(e: view::ViewError) -> Fail {
     match e {
         view::ViewError::Overflow => overflow(),
         view::ViewError::BadFormula => Fail::Msg(
             "ERR hotrank formula configs are out of range; check CONFIG GET hotrank.*".into(),
         ),
+        view::ViewError::Hll(e) => hll_error(e),
     }
-}
-
-/// Adds this view to the visitor's view count (abnormal-traffic check).
-fn bump_visitor(
-    ctx: &Context,
-    k: &ViewKeys,
-    h: &mut ViewHandles,
-    v: &ViewFacts,
-    now: i64,
-) -> Res<()> {
-    if let (Some(name), Some(vh), Some(before)) = (&k.vv, &mut h.vv, v.visitor_views) {
-        let vwin = config::get(&config::VISITOR_WINDOW_SECONDS) * 1000;
-        let expire = (before == 0).then_some((now + vwin, c"set".as_ref()));
-        bump(ctx, name, vh, before, expire, now)?;
-    }
-    Ok(())
-}
-
-/// The write step of a counted view: PFADD (the first write; a corrupt
-/// HyperLogLog fails it and nothing is written), the PV and visitor
-/// counters, the meta hash, the board and publish index, the dedup entry,
-/// expiries and the board record; then upkeep. Returns (uv, score).
-#[allow(clippy::too_many_arguments)]
-fn write_counted(
-    b: &Board,
-    k: &ViewKeys,
-    mut h: ViewHandles,
-    f: &Formula,
-    v: &ViewFacts,
-    (article, visitor): (&RedisString, &[u8]),
-    pv: i64,
-    published: i64,
-    new_publish: bool,
-    now: i64,
-) -> Res<(i64, ScoreText)> {
-    let ctx = b.ctx;
-    let t = v.t;
-    // The HyperLogLog is updated natively, in the server's own encoding
-    // (src/hot/hll.rs), before any write: a corrupt value fails here.
-    let created = h.uv.kind() == KeyKind::Empty;
-    let mut hll_value = if created {
-        hll::create()
-    } else {
-        h.uv.read().to_vec()
-    };
-    let added = hll::add(&mut hll_value, visitor, ffi::hll_sparse_max_bytes())
-        .map_err(hll_error)?
-        || created;
-    // A small sparse value keeps the stale count PFADD leaves (counting it
-    // is cheaper than replicating a PFCOUNT); a larger one caches it.
-    let (uv, recounted) = if hll::worth_caching(&hll_value) {
-        hll::count(&mut hll_value).map_err(hll_error)?
-    } else {
-        (hll::estimate_of(&hll_value).map_err(hll_error)?, false)
-    };
-    let uv = i64::try_from(uv).unwrap_or(i64::MAX);
-    if added || recounted {
-        h.uv.write(&hll_value)?;
-    }
-    // Replicated as the commands that make the same bytes: PFADD when a
-    // register changed (or the key was created), and PFCOUNT when the count
-    // cached in the header was rewritten.
-    if added {
-        effect(ctx, &k.uv, Event::String, c"pfadd", c"PFADD", &[visitor]);
-    }
-    if recounted {
-        ffi::replicate(ctx, c"PFCOUNT", &k.uv, &[]);
-        ffi::signal_modified(ctx, &k.uv);
-    }
-    let score = f.score(pv, uv, published, t);
-    // A new PV counter gets its retention expiry in the same effect.
-    let pv_new = h.pv.kind() == KeyKind::Empty;
-    let pv_expiry = pv_new.then(|| (now + retention_ms(), c"incrby".as_ref()));
-    bump(ctx, &k.pv, &mut h.pv, pv - 1, pv_expiry, now)?;
-    bump_visitor(ctx, k, &mut h, v, now)?;
-
-    // PV and UV live only in their counter and HyperLogLog; the meta hash
-    // is written once, when the article gets its publish time.
-    if new_publish {
-        let pub_s = IntText::new(published);
-        let fields = [(c"publishedAt", pub_s.as_bytes())];
-        h.meta.hash_set(&fields);
-        hset_effect(ctx, &k.meta, &fields);
-    }
-
-    // A board that is gone (DEL, expiry) leaves its publish index behind:
-    // the index of a new board starts empty, so the two always agree.
-    if let (Some(name), Some(p)) = (&k.pubidx, &mut h.pubidx) {
-        if h.board.kind() == KeyKind::Empty && p.kind() != KeyKind::Empty {
-            call(ctx, true, "DEL", &[name.as_slice()])?;
-            *p = ffi::Key::open(ctx, name, true);
-        }
-    }
-    h.board.zset_add(score, article)?;
-    let score_text = ScoreText::new(score);
-    zadd_effect(ctx, b.key, &score_text, article);
-    if let (Some(name), Some(p)) = (&k.pubidx, &mut h.pubidx) {
-        p.zset_add(published as f64, article)?;
-        zadd_effect(ctx, name, &ScoreText::new(published as f64), article);
-    }
-    if let (Some((_, cur)), Some(cur_h)) = (k.dedup.first(), &mut h.dedup) {
-        let window = k.window;
-        let fresh = cur_h.kind() == KeyKind::Empty;
-        let e = dedup::entry(k.fp, t, window);
-        cur_h.append(&e)?;
-        if fresh {
-            // A new shard with its expiry: one replicated SET … PXAT.
-            let at = now + 2 * window;
-            cur_h.expire_at(at, now);
-            let at_s = IntText::new(at);
-            let args = [&e[..], b"PXAT", at_s.as_bytes()];
-            effect(ctx, cur, Event::String, c"set", c"SET", &args);
-            ffi::notify(ctx, Event::Generic, c"expire", cur);
-        } else {
-            effect(ctx, cur, Event::String, c"append", c"APPEND", &[&e]);
-        }
-    }
-    let mut per_article = [
-        (&k.pv, &mut h.pv),
-        (&k.uv, &mut h.uv),
-        (&k.meta, &mut h.meta),
-    ];
-    if pv_new {
-        // The PV counter got its expiry when it was created: the others
-        // get the same one.
-        for (name, h) in per_article[1..].iter_mut() {
-            if h.kind() != KeyKind::Empty {
-                expire_effect(ctx, name, h, now + retention_ms(), now);
-            }
-        }
-    } else {
-        refresh_retention(ctx, now, &mut per_article);
-    }
-    note_board_write(ctx, &k.hb, &mut h.hb, &h.record, f, t)?;
-    stats::add(&stats::VIEWS_COUNTED, 1);
-    // Upkeep runs when the board grows (an article new to it): the board
-    // only outgrows max-articles, and retention only leaves dead articles
-    // behind to sweep, as fast as articles are added. Upkeep of other
-    // articles must not fail a view that is already written (a corrupt key
-    // of another article): count it and carry on. It works through
-    // RedisModule_Call, so the handles are closed first.
-    if let (false, Some(name), Some(p)) = (h.on_board, &k.pubidx, &h.pubidx) {
-        let expired = expired_fronts(b, &h.board, p);
-        let card = h.board.len() as i64;
-        drop(h);
-        if expired
-            .and_then(|e| upkeep(b, name, f, now, e, card))
-            .is_err()
-        {
-            stats::add(&stats::UPKEEP_ERRORS, 1);
-        }
-    }
-    Ok((uv, score_text))
-}
-
-/// Adds one to a counter whose value `old` was read through `h`, keeping
-/// its expiry, and replicates it as `INCRBY name 1` (event `incrby`).
-/// `expiry` = (unix ms, event) also sets a new key's expiry: one
-/// replicated `SET name new PXAT ms`, with that event and `expire`.
-fn bump(
-    ctx: &Context,
-    name: &RedisString,
-    h: &mut ffi::Key,
-    old: i64,
-    expiry: Option<(i64, &std::ffi::CStr)>,
-    now: i64,
-) -> Res<()> {
-    let new = old
-        .checked_add(1)
-        .ok_or_else(|| Fail::Msg("ERR hotrank counter would overflow".into()))?;
-    let text = IntText::new(new);
-    h.write(text.as_bytes())?;
-    match expiry {
-        None => effect(ctx, name, Event::String, c"incrby", c"INCRBY", &[b"1"]),
-        // A new counter with its expiry: one replicated command, not two.
-        Some((at, event)) => {
-            h.expire_at(at, now);
-            let at_s = IntText::new(at);
-            let args = [text.as_bytes(), b"PXAT", at_s.as_bytes()];
-            effect(ctx, name, Event::String, event, c"SET", &args);
-            ffi::notify(ctx, Event::Generic, c"expire", name);
-        }
-    }
-    Ok(())
 }
 
 /// Sets `h` to expire at `at` (unix ms), replicated as `PEXPIREAT name at`.
-fn expire_effect(ctx: &Context, name: &RedisString, h: &mut ffi::Key, at: i64, now: i64) {
+pub(super) fn expire_effect(
+    ctx: &Context,
+    name: &RedisString,
+    h: &mut ffi::Key,
+    at: i64,
+    now: i64,
+) {
     h.expire_at(at, now);
     let at_s = IntText::new(at);
     effect(
@@ -707,23 +339,12 @@ fn expire_effect(ctx: &Context, name: &RedisString, h: &mut ffi::Key, at: i64, n
 }
 
 /// Replicates a low-level `HSET name f v …` (up to 3 fields).
-fn hset_effect(ctx: &Context, name: &RedisString, fields: &[(&std::ffi::CStr, &[u8])]) {
+pub(super) fn hset_effect(ctx: &Context, name: &RedisString, fields: &[(&std::ffi::CStr, &[u8])]) {
     let mut args: Vec<&[u8]> = Vec::with_capacity(2 * fields.len());
     for (k, v) in fields {
         args.extend([k.to_bytes(), *v]);
     }
     effect(ctx, name, Event::Hash, c"hset", c"HSET", &args);
-}
-
-/// The reply of HOT.VIEW: `[pv, uv, score text, status]`; the score text
-/// is the one replicated in the ZADD.
-fn view_reply(pv: i64, uv: i64, score: &ScoreText, status: &str) -> RedisValue {
-    RedisValue::Array(vec![
-        RedisValue::Integer(pv),
-        RedisValue::Integer(uv),
-        bulk(score.as_bytes()),
-        bulk(status),
-    ])
 }
 
 /// Removes articles from the board and its index and drops their counters,
@@ -755,7 +376,11 @@ fn forget<A: AsRef<[u8]>>(b: &Board, pubidx: &RedisString, articles: &[A]) -> Re
 
 /// The article with the lowest score and the one published first, when
 /// retention has expired their counters: what [`upkeep`] forgets.
-fn expired_fronts(b: &Board, board_h: &ffi::Key, pub_h: &ffi::Key) -> Res<Vec<RedisString>> {
+pub(super) fn expired_fronts(
+    b: &Board,
+    board_h: &ffi::Key,
+    pub_h: &ffi::Key,
+) -> Res<Vec<RedisString>> {
     let mut out: Vec<RedisString> = Vec::new();
     for h in [board_h, pub_h] {
         let Some(article) = h.zset_first() else {
@@ -781,7 +406,7 @@ fn expired_fronts(b: &Board, board_h: &ffi::Key, pub_h: &ffi::Key) -> Res<Vec<Re
 ///   rest, so nothing that is in the top now is lost, and the cost of a trim
 ///   is spread over the new articles that trigger the next one (see
 ///   [`crate::hot::trim_slack`]).
-fn upkeep(
+pub(super) fn upkeep(
     b: &Board,
     pubidx: &RedisString,
     f: &Formula,

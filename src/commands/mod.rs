@@ -4,6 +4,7 @@
 
 pub mod hot;
 pub mod rank;
+pub mod view;
 
 use crate::{ffi, keys, stats};
 use redis_module::{

@@ -1,4 +1,5 @@
-//! `RANK.*` handlers: CREATE, INCR, SET, SCORE, RANK, RANGE, REM, CARD.
+//! `RANK.*` handlers: CREATE, INCR, SET, SCORE, RANK, RANGE, REM, CARD,
+//! AROUND, RANGEBYSCORE, MINCR, DROP.
 
 use super::{
     bulk, call, derived, expect_type, guard, open_typed, reply_array, reply_int, write_time,
@@ -8,7 +9,7 @@ use crate::ffi::{self, KeyKind};
 use crate::keys::Kind;
 use crate::parse::{format_score, format_time_ms, parse_i64, IntText, ScoreText};
 use crate::rank::period::{self, parse_period, Period, Spec, Tz};
-use crate::rank::{parse_resolution, Layout, Resolution};
+use crate::rank::{parse_order, parse_resolution, Layout, Order, Resolution};
 use redis_module::{raw::KeyType, Context, RedisResult, RedisString, RedisValue};
 use std::collections::HashMap;
 
@@ -144,10 +145,15 @@ fn opt_at<'a>(args: &mut Args<'a>) -> Res<Option<&'a [u8]>> {
     Ok(at)
 }
 
-/// `RANK.CREATE K [RESOLUTION s|ms] [MIN n] [MAX n] [PERIODS day|week|month
-/// …] [TZ ±hh:mm] [KEEP n]` → OK. PERIODS: also keep a board per day, ISO
-/// week and/or calendar month in time zone TZ (default +00:00), each
-/// readable for KEEP whole periods after it ends (default 2, 0..=10000).
+/// `RANK.CREATE K [RESOLUTION s|ms] [MIN n] [MAX n] [ORDER asc|desc]
+/// [PERIODS day|week|month … [TZ ±hh:mm] [KEEP n]]` → OK.
+/// `ORDER asc`: the lowest score ranks first (default `desc`: the highest).
+/// PERIODS: also keep a board per day, ISO week and/or calendar month in
+/// time zone TZ (default +00:00), each readable for KEEP whole periods after
+/// it ends (default 2, 0..=10000).
+/// Errors: `ERR board already exists`, `ERR ORDER must be asc or desc`, the
+/// layout's range errors, `ERR PERIODS must be day, week or month`, `ERR TZ
+/// …`, `ERR KEEP …`, `ERR TZ and KEEP need PERIODS`, `ERR syntax error at '…'`.
 pub fn create(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, create_impl)
 }
@@ -155,13 +161,14 @@ pub fn create(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 24)?;
     let board = super::board(&mut args)?;
-    let (mut res, mut min, mut max) = (Resolution::Seconds, None, None);
+    let (mut res, mut min, mut max, mut order) = (Resolution::Seconds, None, None, Order::Desc);
     let (mut periods, mut tz, mut keep) = (Vec::new(), None, None);
     while let Some(opt) = args.next() {
         match opt.to_ascii_uppercase().as_slice() {
             b"RESOLUTION" => res = parse_resolution(args.value_of("RESOLUTION")?)?,
             b"MIN" => min = Some(parse_i64("MIN", args.value_of("MIN")?)?),
             b"MAX" => max = Some(parse_i64("MAX", args.value_of("MAX")?)?),
+            b"ORDER" => order = parse_order(args.value_of("ORDER")?)?,
             b"PERIODS" => {
                 // One or more period names (repeats are ignored).
                 periods.push(parse_period("PERIODS", args.value_of("PERIODS")?)?);
@@ -191,7 +198,7 @@ fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         }
     }
     let d = Layout::default_for(res);
-    let l = Layout::new(res, min.unwrap_or(d.min), max.unwrap_or(d.max))?;
+    let l = Layout::new(res, min.unwrap_or(d.min), max.unwrap_or(d.max))?.with_order(order);
     let mut text = l.serialize();
     if periods.is_empty() {
         if tz.is_some() || keep.is_some() {
@@ -217,9 +224,75 @@ pub fn incr(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, |ctx, argv| write_score(ctx, argv, true))
 }
 
-/// `RANK.SET K member score [AT t]` → the score.
+/// `RANK.SET K member score [GT|LT|BEST] [AT t]` (options in any order) →
+/// the score; with GT, LT or BEST, `[score, written]`.
+///
+/// - GT writes only if `score` is higher than the member's current score,
+///   LT only if lower (as ZADD GT/LT); a missing member is always written.
+///   BEST is GT on a desc board and LT on an asc board (a missing board is
+///   desc).
+/// - On a board with periods, the condition applies to each board (the
+///   all-time board and each current period board) separately, against
+///   that board's current score.
+/// - `[score, written]`: the member's score on the all-time board after the
+///   command, and 1 if this command wrote it there (a new member, or a
+///   better score), 0 if not.
+/// - An equal score is never written, so the time it was reached stays.
+///
+/// Errors: `ERR GT and LT options at the same time are not compatible`,
+/// `ERR BEST and GT/LT options at the same time are not compatible`,
+/// `ERR syntax error at '…': expected GT, LT, BEST or AT t`, the layout's
+/// score and time range errors
+/// (checked even when the score would not be written).
 pub fn set(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, |ctx, argv| write_score(ctx, argv, false))
+}
+
+/// RANK.SET's write condition.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Cond {
+    Gt,
+    Lt,
+    Best,
+}
+
+/// Parses RANK.SET's options after the score: `GT`, `LT`, `BEST` and `AT t`,
+/// in any order (a flag may repeat, as in ZADD).
+fn set_options<'a>(args: &mut Args<'a>) -> Res<(Option<Cond>, Option<&'a [u8]>)> {
+    let (mut gt, mut lt, mut best, mut at) = (false, false, false, None);
+    while let Some(opt) = args.next() {
+        if opt.eq_ignore_ascii_case(b"GT") {
+            gt = true;
+        } else if opt.eq_ignore_ascii_case(b"LT") {
+            lt = true;
+        } else if opt.eq_ignore_ascii_case(b"BEST") {
+            best = true;
+        } else if opt.eq_ignore_ascii_case(b"AT") {
+            at = Some(args.value_of("AT")?);
+        } else {
+            return Err(Fail::Msg(format!(
+                "ERR syntax error at '{}': expected GT, LT, BEST or AT t",
+                opt.escape_ascii()
+            )));
+        }
+    }
+    let cond = match (gt, lt, best) {
+        (true, true, _) => {
+            return Err(Fail::Msg(
+                "ERR GT and LT options at the same time are not compatible".into(),
+            ))
+        }
+        (_, _, true) if gt || lt => {
+            return Err(Fail::Msg(
+                "ERR BEST and GT/LT options at the same time are not compatible".into(),
+            ))
+        }
+        (true, _, _) => Some(Cond::Gt),
+        (_, true, _) => Some(Cond::Lt),
+        (_, _, true) => Some(Cond::Best),
+        _ => None,
+    };
+    Ok((cond, at))
 }
 
 /// A board a write updates, open for writing: the all-time board, or a
@@ -287,14 +360,21 @@ fn period_expiry(ctx: &Context, name: &RedisString, h: &mut ffi::Key, at: i64, n
 }
 
 fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 4, 6)?;
+    // SET takes its options in any order, a flag given twice counting
+    // once (as ZADD's): no upper bound, so GT with LT gets its own error.
+    let mut args = Args::new(argv, 4, if add { 6 } else { usize::MAX })?;
     let board = super::board(&mut args)?;
     let member = args.next_rs()?;
     let value = parse_i64(
         if add { "delta" } else { "score" },
         args.next_rs()?.as_slice(),
     )?;
-    let (t, now) = write_time(opt_at(&mut args)?)?;
+    let (cond, at) = if add {
+        (None, opt_at(&mut args)?)
+    } else {
+        set_options(&mut args)?
+    };
+    let (t, now) = write_time(at)?;
     let lk = derived(ctx, board, Kind::Layout, &[], true)?;
     // One handle on the board for the type check, the read and the write.
     let board_h = open_typed(ctx, board, KeyKind::ZSet, true)?;
@@ -311,8 +391,19 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
     // score is decided (and checked against the layout) before anything is
     // written, so a refused write changes no board.
     let mut dests = dests(ctx, board, board_h, spec.as_ref(), t, now)?;
+    // GT/LT/BEST: whether a write must raise (true) or lower the score.
+    let higher = cond.map(|c| match c {
+        Cond::Gt => true,
+        Cond::Lt => false,
+        Cond::Best => l.order == Order::Desc,
+    });
+    if cond.is_some() {
+        // The score and time must fit the board even when not written.
+        l.encode(value, t)?;
+    }
     let mut writes: Vec<(usize, f64)> = Vec::with_capacity(dests.len());
-    let mut reply = 0;
+    // The all-time board's score after the command, and whether it is written.
+    let mut reply = (0, false);
     for (i, d) in dests.iter().enumerate() {
         // A member new to a period board starts there at 0.
         let old = match d.h.zset_score(member) {
@@ -326,11 +417,17 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
         } else {
             value
         };
+        // GT/LT/BEST, against this board's own score; then the same score
+        // is not rewritten, so the time it was reached stays.
+        let kept = match (higher, old) {
+            (Some(h), Some(o)) if !(if h { new > o } else { new < o }) => Some(o),
+            _ if old == Some(new) => Some(new),
+            _ => None,
+        };
         if i == 0 {
-            reply = new;
+            reply = (kept.unwrap_or(new), kept.is_none());
         }
-        // Same score: nothing changes, and the time it was reached stays.
-        if old != Some(new) {
+        if kept.is_none() {
             writes.push((i, l.encode(new, t)?));
         }
     }
@@ -346,7 +443,13 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
             period_expiry(ctx, &d.name, &mut d.h, at, now);
         }
     }
-    Ok(RedisValue::Integer(reply))
+    Ok(match cond {
+        None => RedisValue::Integer(reply.0),
+        Some(_) => RedisValue::Array(vec![
+            RedisValue::Integer(reply.0),
+            RedisValue::Integer(reply.1 as i64),
+        ]),
+    })
 }
 
 /// `RANK.SCORE K member [WITHTIME] [PERIOD day|week|month [AGO n]]` →
@@ -383,7 +486,8 @@ fn score_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 
 /// `RANK.RANK K member [TIES] [PERIOD day|week|month [AGO n]]` → 0-based
 /// rank, best first; nil if absent.
-/// With TIES: the competition rank (members with a strictly higher score).
+/// With TIES: the competition rank (members with a strictly better score:
+/// higher on a desc board, lower on an asc one).
 pub fn rank(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, rank_impl)
 }
@@ -415,7 +519,7 @@ fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let Some((s, _)) = current(ctx, board, &l, member)? else {
         return Ok(RedisValue::Null);
     };
-    // Every member with a higher score packs below (s, earliest time).
+    // Every member with a better score packs below (s, earliest time).
     let floor = format!("({}", format_score(l.encode(s, crate::rank::EPOCH_MS)?));
     let r = call(
         ctx,
@@ -598,7 +702,8 @@ fn score_bound(name: &str, raw: &[u8], l: &Layout) -> Res<i64> {
 
 /// `RANK.RANGEBYSCORE K min max [LIMIT offset count] [WITHSCORES] [PERIOD
 /// day|week|month [AGO n]]` → members whose score is in `[min, max]`
-/// (inclusive, exact), best first.
+/// (inclusive, exact; `min` is the lower number on every board), best
+/// first: highest first on a desc board, lowest first on an asc one.
 pub fn rangebyscore(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, rangebyscore_impl)
 }
@@ -639,9 +744,11 @@ fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     if min > max {
         return Ok(RedisValue::Array(vec![]));
     }
-    // Best first = ascending packed values: from (max, earliest) to (min, latest).
-    let lo = format_score(l.encode(max, crate::rank::EPOCH_MS)?);
-    let hi = format_score(l.encode(min, l.last_time_ms())?);
+    // Best first = ascending packed values: from the better bound at the
+    // earliest time to the worse bound at the latest time.
+    let (better, worse) = l.better_worse(min, max);
+    let lo = format_score(l.encode(better, crate::rank::EPOCH_MS)?);
+    let hi = format_score(l.encode(worse, l.last_time_ms())?);
     let mut zargs: Vec<Vec<u8>> = vec![
         board.as_slice().to_vec(),
         lo.into_bytes(),
@@ -671,7 +778,8 @@ fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 /// `RANK.MINCR K delta member [member …]` → the new score of each member, in
 /// argument order. All or nothing: if any new score is out of range, on the
 /// board or on one of its period boards, nothing is written. Uses the
-/// server clock.
+/// server clock. It takes no GT/LT: the sign of `delta` already decides
+/// whether every score goes up or down.
 pub fn mincr(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, mincr_impl)
 }
@@ -755,4 +863,49 @@ fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         }
     }
     Ok(RedisValue::Array(out))
+}
+
+/// The keys RANK.DROP deletes besides the board ZSET `K`: every derived key
+/// a RANK board owns, as (kind, parts) for [`crate::keys::derived`]: the
+/// layout, and for a board with periods every period board that can still
+/// be alive at `now_ms` ([`Spec::live_ids`]: writes are never later than
+/// the server clock, so no other exists).
+fn owned_keys(spec: Option<&Spec>, now_ms: i64) -> Vec<(Kind, Vec<Vec<u8>>)> {
+    let mut out = vec![(Kind::Layout, vec![])];
+    if let Some(spec) = spec {
+        for id in spec.live_ids(now_ms) {
+            out.push((Kind::Period, vec![id.into_bytes()]));
+        }
+    }
+    out
+}
+
+/// `RANK.DROP K` → the number of keys deleted: the board ZSET and every key
+/// RANK derived from it (see [`owned_keys`]), atomically, with one UNLINK
+/// (replicated as it is); 0 for a missing board.
+///
+/// Errors: a ZSET without a board layout is not deleted (the error of every
+/// RANK command on it); `NOPERM` unless the user may write every key;
+/// `WRONGTYPE` if `K` or the layout key holds another type.
+pub fn drop_board(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    guard(ctx, args, drop_impl)
+}
+
+fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+    let mut args = Args::new(argv, 2, 2)?;
+    let board = super::board(&mut args)?;
+    let Some((_, spec)) = settings(ctx, board, true)? else {
+        return Ok(RedisValue::Integer(0));
+    };
+    // Every name first, each ACL-checked for writing: nothing is deleted
+    // unless all may be.
+    let mut names = vec![board.clone()];
+    for (kind, parts) in owned_keys(spec.as_ref(), ffi::now_ms()) {
+        let p: Vec<&[u8]> = parts.iter().map(|v| v.as_slice()).collect();
+        names.push(derived(ctx, board, kind, &p, true)?);
+    }
+    let refs: Vec<&[u8]> = names.iter().map(|n| n.as_slice()).collect();
+    Ok(RedisValue::Integer(
+        reply_int(&call(ctx, true, "UNLINK", &refs)?).unwrap_or(0),
+    ))
 }

@@ -74,7 +74,7 @@ fn times_of(
 /// 12-byte entries. Anything else (a value written by hand under a dedup
 /// key's name) must be refused, never read misaligned.
 pub fn well_formed(shard_bytes: &[u8]) -> bool {
-    shard_bytes.len() % ENTRY == 0
+    shard_bytes.len().is_multiple_of(ENTRY)
 }
 
 /// The generations whose shards can hold a counted view within the window

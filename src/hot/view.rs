@@ -6,78 +6,223 @@
 //! before anything is written), and the glue applies it and replicates its
 //! effects. So a view that fails writes nothing.
 
+use super::hll::{self, HllError};
+use super::record::BoardRecord;
 use super::Formula;
 
-/// What the glue read before deciding.
+/// What the glue read before deciding. Times and durations in milliseconds.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ViewFacts {
-    /// View time (ms): `AT t`, or the server clock.
+pub struct ViewFacts<'a> {
+    /// View time: `AT t`, or the server clock.
     pub t: i64,
-    /// The article's PV counter before this view (0 when missing).
-    pub pv: i64,
-    /// The article's stored publish time (ms), if any.
+    /// The server clock (expiries are set from it).
+    pub now: i64,
+    /// The article's PV counter before this view; `None` when missing.
+    pub pv: Option<i64>,
+    /// Time to live left on the PV counter, if it has an expiry.
+    pub pv_ttl: Option<i64>,
+    /// The article's stored publish time, if any.
     pub published: Option<i64>,
     /// Views of this visitor on the board in the current visitor window
     /// before this one; `None` when the abnormal-traffic check is off.
     pub visitor_views: Option<i64>,
     /// `hotrank.visitor-max-views` (used when `visitor_views` is `Some`).
     pub visitor_max: i64,
+    /// `hotrank.visitor-window-seconds`, in ms: a new visitor counter
+    /// expires this long after it is created.
+    pub visitor_window: i64,
     /// Whether dedup found a counted view of the pair within the window.
     pub duplicate: bool,
+    /// The visitor id: the element added to the HyperLogLog.
+    pub visitor: &'a [u8],
+    /// The article's HyperLogLog as stored (header checked); `None` when missing.
+    pub hll: Option<&'a [u8]>,
+    /// The server's `hll-sparse-max-bytes`.
+    pub hll_sparse_max: usize,
+    /// `hotrank.retention-seconds`, in ms.
+    pub retention: i64,
+    /// The board record as read (see [`BoardRecord`]).
+    pub record: Option<BoardRecord>,
 }
 
-/// The decision for one view.
-#[derive(Clone, Debug, PartialEq)]
+/// What the view is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// Past the visitor limit: only the suspicious counter (and the
     /// visitor's view count) moves; the ranking does not.
     Suspicious,
     /// A repeat of a counted view of the pair: only the visitor's view count moves.
     Duplicate,
-    /// Counted: the PV counter becomes `pv`, the score is computed at `t`
-    /// from `published` (the stored publish time, or the view time for an
-    /// article without one, which `new_publish` then records).
-    Counted {
-        pv: i64,
-        published: i64,
-        new_publish: bool,
-    },
+    /// Counted: PV, UV, score, dedup entry and board move.
+    Counted,
+}
+
+impl Outcome {
+    /// The status word of the HOT.VIEW reply.
+    pub fn status(self) -> &'static str {
+        match self {
+            Outcome::Suspicious => "suspicious",
+            Outcome::Duplicate => "duplicate",
+            Outcome::Counted => "counted",
+        }
+    }
+}
+
+/// A counter's new value, and its expiry (unix ms) when this write creates it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bump {
+    pub value: i64,
+    pub expire_at: Option<i64>,
+}
+
+/// What a counted view writes to the article's HyperLogLog.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HllWrite {
+    /// The bytes to store; `None` when nothing changes.
+    pub value: Option<Vec<u8>>,
+    /// Replicate `PFADD key visitor`: a register changed or the key is new.
+    pub pfadd: bool,
+    /// Replicate `PFCOUNT key`: the cached count was rewritten.
+    pub pfcount: bool,
+}
+
+/// The writes of a counted view.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Counted {
+    /// The PV counter (created with its retention expiry when missing).
+    pub pv: Bump,
+    pub hll: HllWrite,
+    /// The publish time the score uses (stored, or this view's time).
+    pub published: i64,
+    /// The publish time to record: the article's first counted view.
+    pub publish: Option<i64>,
+    /// Retention: the expiry (unix ms) to set on the article's keys that
+    /// exist (the PV counter too, unless it is created with it); `None`
+    /// while the PV counter's expiry is fresh (refreshed at most once per a
+    /// tenth of the retention, at most a day).
+    pub expire_at: Option<i64>,
+    /// The new board record, when it changes.
+    pub record: Option<BoardRecord>,
+}
+
+/// Everything one view does, decided before anything is written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub outcome: Outcome,
+    /// PV, UV and score after the view (the reply).
+    pub pv: i64,
+    pub uv: i64,
+    pub score: f64,
+    /// The visitor's view counter, when the abnormal-traffic check is on.
+    pub visitor: Option<Bump>,
+    /// The writes of a counted view.
+    pub counted: Option<Counted>,
 }
 
 /// Why a view cannot be applied. Nothing is written.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ViewError {
     /// A counter is at `i64::MAX` and cannot take one more.
     Overflow,
     /// The formula's parameters are outside their ranges (see
     /// [`Formula::is_valid`]), so a score could be non-finite.
     BadFormula,
+    /// The article's HyperLogLog is corrupt (the error PFADD would give).
+    Hll(HllError),
 }
 
 /// Decides a view from its facts. Checks come first: the visitor limit
 /// (abnormal traffic), then dedup, then the counters that a counted view
-/// increments; every counter that will take one more is checked for overflow.
-pub fn decide(f: &Formula, v: &ViewFacts) -> Result<Outcome, ViewError> {
+/// increments; every counter that will take one more is checked for
+/// overflow, and the HyperLogLog is updated on a copy, so an error leaves
+/// nothing to undo.
+pub fn plan(f: &Formula, v: &ViewFacts) -> Result<Plan, ViewError> {
     if !f.is_valid() {
         return Err(ViewError::BadFormula);
     }
-    if let Some(n) = v.visitor_views {
-        if n == i64::MAX {
-            return Err(ViewError::Overflow);
-        }
-        if n + 1 > v.visitor_max {
-            return Ok(Outcome::Suspicious);
-        }
+    let visitor = match v.visitor_views {
+        None => None,
+        Some(i64::MAX) => return Err(ViewError::Overflow),
+        Some(n) => Some(Bump {
+            value: n + 1,
+            expire_at: (n == 0).then_some(v.now + v.visitor_window),
+        }),
+    };
+    let pv = v.pv.unwrap_or(0);
+    let outcome = match visitor {
+        Some(b) if b.value > v.visitor_max => Outcome::Suspicious,
+        _ if v.duplicate => Outcome::Duplicate,
+        _ => Outcome::Counted,
+    };
+    if outcome != Outcome::Counted {
+        let uv = match v.hll {
+            Some(bytes) => to_i64(hll::estimate_of(bytes).map_err(ViewError::Hll)?),
+            None => 0,
+        };
+        let score = f.score(pv, uv, v.published.unwrap_or(v.t), v.t);
+        return Ok(Plan {
+            outcome,
+            pv,
+            uv,
+            score,
+            visitor,
+            counted: None,
+        });
     }
-    if v.duplicate {
-        return Ok(Outcome::Duplicate);
-    }
-    let pv = v.pv.checked_add(1).ok_or(ViewError::Overflow)?;
-    Ok(Outcome::Counted {
-        pv,
-        published: v.published.unwrap_or(v.t),
-        new_publish: v.published.is_none(),
+    let new_pv = pv.checked_add(1).ok_or(ViewError::Overflow)?;
+    let (hll, uv) = add_visitor(v)?;
+    let published = v.published.unwrap_or(v.t);
+    let counted = Counted {
+        pv: Bump {
+            value: new_pv,
+            expire_at: v.pv.is_none().then_some(v.now + v.retention),
+        },
+        hll,
+        published,
+        publish: v.published.is_none().then_some(v.t),
+        expire_at: retention_expiry(v),
+        record: BoardRecord::after_write(v.record.as_ref(), f.fingerprint(), v.t),
+    };
+    Ok(Plan {
+        outcome,
+        pv: new_pv,
+        uv,
+        score: f.score(new_pv, uv, published, v.t),
+        visitor,
+        counted: Some(counted),
     })
+}
+
+/// The visitor's `PFADD` on a copy of the HyperLogLog (a new one when
+/// missing), and the count after it. A small sparse value keeps the stale
+/// count PFADD leaves (counting it is cheaper than replicating a PFCOUNT);
+/// a larger one caches it ([`hll::worth_caching`]).
+fn add_visitor(v: &ViewFacts) -> Result<(HllWrite, i64), ViewError> {
+    let mut value = v.hll.map_or_else(hll::create, <[u8]>::to_vec);
+    let added = hll::add(&mut value, v.visitor, v.hll_sparse_max).map_err(ViewError::Hll)?
+        || v.hll.is_none();
+    let (uv, recounted) = if hll::worth_caching(&value) {
+        hll::count(&mut value).map_err(ViewError::Hll)?
+    } else {
+        (hll::estimate_of(&value).map_err(ViewError::Hll)?, false)
+    };
+    let write = HllWrite {
+        value: (added || recounted).then_some(value),
+        pfadd: added,
+        pfcount: recounted,
+    };
+    Ok((write, to_i64(uv)))
+}
+
+/// The retention expiry a counted view sets (see [`Counted::expire_at`]).
+fn retention_expiry(v: &ViewFacts) -> Option<i64> {
+    let slack = (v.retention / 10).min(86_400_000);
+    let fresh = v.pv.is_some() && v.pv_ttl.is_some_and(|ttl| ttl > v.retention - slack);
+    (!fresh).then_some(v.now + v.retention)
+}
+
+fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]
@@ -85,27 +230,50 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn facts() -> ViewFacts {
+    const HOUR: i64 = 3_600_000;
+    const RET: i64 = 90 * 24 * HOUR;
+
+    fn facts() -> ViewFacts<'static> {
         ViewFacts {
             t: 1_000,
-            pv: 4,
+            now: 1_000,
+            pv: Some(4),
+            pv_ttl: Some(RET),
             published: Some(0),
             visitor_views: Some(0),
             visitor_max: 60,
+            visitor_window: HOUR,
             duplicate: false,
+            visitor: b"v1",
+            hll: None,
+            hll_sparse_max: hll::DEFAULT_SPARSE_MAX_BYTES,
+            retention: RET,
+            record: None,
         }
     }
 
     #[test]
     fn a_fresh_view_is_counted_and_keeps_the_publish_time() {
-        let o = decide(&Formula::default(), &facts()).unwrap();
+        let p = plan(&Formula::default(), &facts()).unwrap();
+        assert_eq!((p.outcome, p.pv, p.uv), (Outcome::Counted, 5, 1));
+        assert_eq!(p.score, Formula::default().score(5, 1, 0, 1_000));
+        let c = p.counted.unwrap();
         assert_eq!(
-            o,
-            Outcome::Counted {
-                pv: 5,
-                published: 0,
-                new_publish: false
+            c.pv,
+            Bump {
+                value: 5,
+                expire_at: None
             }
+        );
+        assert_eq!((c.published, c.publish, c.expire_at), (0, None, None));
+        assert!(c.hll.pfadd && !c.hll.pfcount && c.hll.value.is_some());
+        assert!(c.record.is_some());
+        assert_eq!(
+            p.visitor,
+            Some(Bump {
+                value: 1,
+                expire_at: Some(1_000 + HOUR)
+            })
         );
     }
 
@@ -115,15 +283,45 @@ mod tests {
             published: None,
             ..facts()
         };
-        let o = decide(&Formula::default(), &v).unwrap();
+        let c = plan(&Formula::default(), &v).unwrap().counted.unwrap();
+        assert_eq!((c.published, c.publish), (1_000, Some(1_000)));
+    }
+
+    #[test]
+    fn a_new_article_gets_its_counter_with_the_retention_expiry() {
+        let v = ViewFacts {
+            pv: None,
+            pv_ttl: None,
+            ..facts()
+        };
+        let c = plan(&Formula::default(), &v).unwrap().counted.unwrap();
+        let at = 1_000 + RET;
         assert_eq!(
-            o,
-            Outcome::Counted {
-                pv: 5,
-                published: 1_000,
-                new_publish: true
+            c.pv,
+            Bump {
+                value: 1,
+                expire_at: Some(at)
             }
         );
+        assert_eq!(c.expire_at, Some(at));
+    }
+
+    #[test]
+    fn retention_is_refreshed_only_when_the_expiry_has_aged() {
+        let slack = RET / 10;
+        for (ttl, refresh) in [
+            (Some(RET), false),
+            (Some(RET - slack.min(86_400_000) + 1), false),
+            (Some(RET - 86_400_000), true),
+            (None, true),
+        ] {
+            let v = ViewFacts {
+                pv_ttl: ttl,
+                ..facts()
+            };
+            let c = plan(&Formula::default(), &v).unwrap().counted.unwrap();
+            assert_eq!(c.expire_at.is_some(), refresh, "ttl {ttl:?}");
+        }
     }
 
     #[test]
@@ -133,43 +331,117 @@ mod tests {
             duplicate: true,
             ..facts()
         };
-        assert_eq!(decide(&Formula::default(), &v), Ok(Outcome::Suspicious));
+        let p = plan(&Formula::default(), &v).unwrap();
+        assert_eq!((p.outcome, p.pv, p.counted), (Outcome::Suspicious, 4, None));
+        assert_eq!(
+            p.visitor,
+            Some(Bump {
+                value: 61,
+                expire_at: None
+            })
+        );
         let v = ViewFacts {
             visitor_views: None,
             duplicate: true,
             ..facts()
         };
-        assert_eq!(decide(&Formula::default(), &v), Ok(Outcome::Duplicate));
+        let p = plan(&Formula::default(), &v).unwrap();
+        assert_eq!((p.outcome, p.visitor), (Outcome::Duplicate, None));
     }
 
     #[test]
-    fn full_counters_and_bad_formulas_are_refused() {
+    fn a_repeat_visitor_leaves_the_hll_alone_and_a_big_one_is_cached() {
+        let mut h = hll::create();
+        hll::add(&mut h, b"v1", 3000).unwrap();
         let v = ViewFacts {
-            pv: i64::MAX,
+            hll: Some(&h),
             ..facts()
         };
-        assert_eq!(decide(&Formula::default(), &v), Err(ViewError::Overflow));
+        let c = plan(&Formula::default(), &v).unwrap().counted.unwrap();
+        assert_eq!(
+            c.hll,
+            HllWrite {
+                value: None,
+                pfadd: false,
+                pfcount: false
+            }
+        );
+        let mut big = hll::create();
+        let mut i = 0u32;
+        while big.len() <= hll::STALE_OK_BYTES {
+            hll::add(&mut big, &i.to_le_bytes(), 3000).unwrap();
+            i += 1;
+        }
+        let v = ViewFacts {
+            hll: Some(&big),
+            ..facts()
+        };
+        let p = plan(&Formula::default(), &v).unwrap();
+        let c = p.counted.unwrap();
+        assert!(c.hll.pfadd && c.hll.pfcount);
+        let stored = c.hll.value.unwrap();
+        assert_eq!(hll::cached_count(&stored), Some(p.uv as u64));
+    }
+
+    #[test]
+    fn full_counters_bad_formulas_and_corrupt_hlls_are_refused() {
+        let v = ViewFacts {
+            pv: Some(i64::MAX),
+            ..facts()
+        };
+        assert_eq!(plan(&Formula::default(), &v), Err(ViewError::Overflow));
         let v = ViewFacts {
             visitor_views: Some(i64::MAX),
             ..facts()
         };
-        assert_eq!(decide(&Formula::default(), &v), Err(ViewError::Overflow));
+        assert_eq!(plan(&Formula::default(), &v), Err(ViewError::Overflow));
         let f = Formula {
             base: 1e-300,
             ..Formula::default()
         };
-        assert_eq!(decide(&f, &facts()), Err(ViewError::BadFormula));
+        assert_eq!(plan(&f, &facts()), Err(ViewError::BadFormula));
+        let corrupt = b"HYLL\x01\0\0\0\0\0\0\0\0\0\0\x80\x7f\xfe";
+        for dup in [false, true] {
+            let v = ViewFacts {
+                hll: Some(corrupt),
+                duplicate: dup,
+                ..facts()
+            };
+            assert_eq!(
+                plan(&Formula::default(), &v),
+                Err(ViewError::Hll(HllError::Corrupt))
+            );
+        }
     }
 
     proptest! {
-        /// A counted view adds exactly one PV; the other outcomes add none.
+        /// A counted view adds exactly one PV; the other outcomes add none
+        /// and write nothing but the visitor counter.
         #[test]
         fn only_a_counted_view_moves_the_pv(pv in 0i64..1_000_000, n in 0i64..100, dup: bool, max in 0i64..100) {
-            let v = ViewFacts { pv, visitor_views: Some(n), visitor_max: max, duplicate: dup, ..facts() };
-            match decide(&Formula::default(), &v).unwrap() {
-                Outcome::Counted { pv: p, .. } => prop_assert!(p == pv + 1 && !dup && n < max),
-                Outcome::Duplicate => prop_assert!(dup && n < max),
-                Outcome::Suspicious => prop_assert!(n >= max),
+            let v = ViewFacts { pv: Some(pv), visitor_views: Some(n), visitor_max: max, duplicate: dup, ..facts() };
+            let p = plan(&Formula::default(), &v).unwrap();
+            prop_assert_eq!(p.visitor.map(|b| b.value), Some(n + 1));
+            match p.outcome {
+                Outcome::Counted => prop_assert!(p.pv == pv + 1 && !dup && n < max && p.counted.is_some()),
+                Outcome::Duplicate => prop_assert!(dup && n < max && p.pv == pv && p.counted.is_none()),
+                Outcome::Suspicious => prop_assert!(n >= max && p.pv == pv && p.counted.is_none()),
+            }
+        }
+
+        /// The reply's UV is the server's count of the stored bytes after the view.
+        #[test]
+        fn the_uv_is_the_count_of_what_is_stored(ids in proptest::collection::vec(0u32..5000, 1..300)) {
+            let mut stored: Option<Vec<u8>> = None;
+            for id in ids {
+                let key = id.to_le_bytes();
+                let v = ViewFacts { visitor: &key, hll: stored.as_deref(), ..facts() };
+                let p = plan(&Formula::default(), &v).unwrap();
+                if let Some(bytes) = p.counted.unwrap().hll.value {
+                    stored = Some(bytes);
+                }
+                let mut copy = stored.clone().unwrap();
+                prop_assert_eq!(hll::count(&mut copy).unwrap().0 as i64, p.uv);
             }
         }
     }

@@ -2,10 +2,16 @@
 //! ZSET double. Pure Rust, no Redis.
 //!
 //! A board's [`Layout`] fixes an integer score range `[min, max]` and a time
-//! resolution (seconds or milliseconds). Score and reversed time form a 62-bit
-//! key `k = (score - min) << time_bits | (2^time_bits - 1 - units)`, so a higher
-//! score, then an earlier time, gives a larger `k`. The ZSET stores the
-//! positive normal double whose IEEE-754 bit pattern is
+//! resolution (seconds or milliseconds), and an [`Order`]: on a `desc` board
+//! (the default) the highest score ranks first, on an `asc` board (lap times,
+//! golf) the lowest. The score's offset from the worst end of the range and
+//! the reversed time form a 62-bit key
+//! `k = off << time_bits | (2^time_bits - 1 - units)`, where `off = score - min`
+//! on a desc board and `off = max - score` on an asc board (both in
+//! `0 ..= max - min`, so both ends of the range pack exactly), so a better
+//! score, then an earlier time, always gives a larger `k`, whatever the
+//! order. The ZSET stores the positive normal double whose IEEE-754 bit
+//! pattern is
 //! `0x0010_0000_0000_0000 + (2^62 - 1 - k)`: for positive finite doubles
 //! numeric order equals bit-pattern order, so ascending ZSET order is best
 //! first, exact for every key (no rounding, unlike packing below 2^53), and
@@ -51,6 +57,35 @@ impl Resolution {
     }
 }
 
+/// Which end of the score range ranks first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Order {
+    /// The highest score ranks first (points). The default.
+    #[default]
+    Desc,
+    /// The lowest score ranks first (lap times, golf).
+    Asc,
+}
+
+impl Order {
+    /// Whether score `a` is strictly better than score `b` on a board of this order.
+    pub fn better(self, a: i64, b: i64) -> bool {
+        match self {
+            Order::Desc => a > b,
+            Order::Asc => a < b,
+        }
+    }
+}
+
+/// Parses `asc`/`desc` (case-insensitive) for `ORDER`.
+pub fn parse_order(raw: &[u8]) -> Result<Order, String> {
+    match raw.to_ascii_lowercase().as_slice() {
+        b"asc" => Ok(Order::Asc),
+        b"desc" => Ok(Order::Desc),
+        _ => Err("ERR ORDER must be asc or desc".into()),
+    }
+}
+
 /// A board's packing layout, stored with the board when it is created.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -59,6 +94,8 @@ pub struct Layout {
     pub min: i64,
     /// Highest storable score.
     pub max: i64,
+    /// Which end of `[min, max]` ranks first.
+    pub order: Order,
     score_bits: u32,
 }
 
@@ -92,8 +129,22 @@ impl Layout {
             resolution,
             min,
             max,
+            order: Order::Desc,
             score_bits,
         })
+    }
+
+    /// This layout with order `order` (layouts are [`Order::Desc`] unless set).
+    pub fn with_order(self, order: Order) -> Layout {
+        Layout { order, ..self }
+    }
+
+    /// Of scores `lo <= hi`, the better one and the worse one, in this order.
+    pub fn better_worse(&self, lo: i64, hi: i64) -> (i64, i64) {
+        match self.order {
+            Order::Desc => (hi, lo),
+            Order::Asc => (lo, hi),
+        }
     }
 
     /// The default layout for a resolution (see [`DEFAULT_SECONDS`], [`DEFAULT_MILLIS`]).
@@ -106,6 +157,7 @@ impl Layout {
             resolution,
             min,
             max,
+            order: Order::Desc,
             score_bits: KEY_BITS - resolution.min_time_bits() - 1,
         }
     }
@@ -145,7 +197,13 @@ impl Layout {
         let tb = self.time_bits();
         let units = ((time_ms - EPOCH_MS) / self.resolution.unit_ms()) as u64;
         let rev = ((1u64 << tb) - 1) - units;
-        let key = (((score as i128 - self.min as i128) as u64) << tb) | rev;
+        // The offset from the worst end of the range: in 0 ..= max - min, so
+        // it fits `score_bits` bits at both ends of the range.
+        let off = match self.order {
+            Order::Desc => score as i128 - self.min as i128,
+            Order::Asc => self.max as i128 - score as i128,
+        } as u64;
+        let key = (off << tb) | rev;
         Ok(f64::from_bits(SMALLEST_NORMAL_BITS + (KEY_MAX - key)))
     }
 
@@ -162,19 +220,34 @@ impl Layout {
         let tb = self.time_bits();
         let rev = key & ((1u64 << tb) - 1);
         let units = ((1u64 << tb) - 1) - rev;
-        let score = self.min as i128 + (key >> tb) as i128;
-        if score > self.max as i128 {
+        let off = (key >> tb) as i128;
+        if off > self.max as i128 - self.min as i128 {
             return Err(not_ours());
         }
+        let score = match self.order {
+            Order::Desc => self.min as i128 + off,
+            Order::Asc => self.max as i128 - off,
+        };
         Ok((
             score as i64,
             EPOCH_MS + units as i64 * self.resolution.unit_ms(),
         ))
     }
 
-    /// The form stored in the board's layout key: `v1 <s|ms> <min> <max>`.
+    /// The form stored in the board's layout key: `v1 <s|ms> <min> <max>` for
+    /// a desc board (the only form before ORDER existed, so every stored
+    /// layout keeps its meaning), `v1 <s|ms> <min> <max> asc` for an asc board.
     pub fn serialize(&self) -> String {
-        format!("v1 {} {} {}", self.resolution.name(), self.min, self.max)
+        let order = match self.order {
+            Order::Desc => "",
+            Order::Asc => " asc",
+        };
+        format!(
+            "v1 {} {} {}{order}",
+            self.resolution.name(),
+            self.min,
+            self.max
+        )
     }
 
     /// Reads [`Layout::serialize`]'s form back.
@@ -182,9 +255,15 @@ impl Layout {
         let bad = || "ERR corrupt RANK layout key".to_string();
         let s = std::str::from_utf8(raw).map_err(|_| bad())?;
         let f: Vec<&str> = s.split(' ').collect();
-        if f.len() != 4 || f[0] != "v1" {
+        if f[0] != "v1" {
             return Err(bad());
         }
+        // Exactly the forms `serialize` writes: a 5th field only for asc.
+        let order = match f.len() {
+            4 => Order::Desc,
+            5 if f[4] == "asc" => Order::Asc,
+            _ => return Err(bad()),
+        };
         let res = match f[1] {
             "s" => Resolution::Seconds,
             "ms" => Resolution::Millis,
@@ -192,7 +271,9 @@ impl Layout {
         };
         let min = f[2].parse().map_err(|_| bad())?;
         let max = f[3].parse().map_err(|_| bad())?;
-        Layout::new(res, min, max).map_err(|_| bad())
+        Ok(Layout::new(res, min, max)
+            .map_err(|_| bad())?
+            .with_order(order))
     }
 }
 
@@ -322,16 +403,130 @@ mod tests {
         assert!(Layout::deserialize(b"v2 s 0 1").is_err());
     }
 
+    #[test]
+    fn layout_strings_without_an_order_are_desc() {
+        // Stored by earlier versions: still parse, as desc.
+        let old = Layout::deserialize(b"v1 s -1073741824 1073741823").unwrap();
+        assert_eq!(old, Layout::default_for(Resolution::Seconds));
+        assert_eq!(old.order, Order::Desc);
+        // A desc layout is still written in the old form; asc adds a field.
+        assert_eq!(old.serialize(), "v1 s -1073741824 1073741823");
+        let asc = Layout::new(Resolution::Millis, -5, 1000)
+            .unwrap()
+            .with_order(Order::Asc);
+        assert_eq!(asc.serialize(), "v1 ms -5 1000 asc");
+        assert_eq!(Layout::deserialize(b"v1 ms -5 1000 asc").unwrap(), asc);
+        for bad in [
+            &b"v1 s 0 10 desc"[..],
+            b"v1 s 0 10 ASC",
+            b"v1 s 0 10 asc x",
+            b"v1 s 0 10 asc ",
+            b"v2 s 0 10 asc",
+        ] {
+            assert!(Layout::deserialize(bad).is_err(), "{}", bad.escape_ascii());
+        }
+    }
+
+    #[test]
+    fn parse_order_takes_asc_and_desc_only() {
+        assert_eq!(parse_order(b"ASC"), Ok(Order::Asc));
+        assert_eq!(parse_order(b"desc"), Ok(Order::Desc));
+        assert_eq!(
+            parse_order(b"up").unwrap_err(),
+            "ERR ORDER must be asc or desc"
+        );
+    }
+
+    #[test]
+    fn asc_board_lower_score_ranks_first_then_earlier_time() {
+        let l = Layout::default_for(Resolution::Seconds).with_order(Order::Asc);
+        let a = l.encode(10, T0).unwrap();
+        let b = l.encode(11, T0 - 1_000_000).unwrap();
+        let c = l.encode(10, T0 + 1000).unwrap();
+        assert!(a < b, "lower score must sort first (ascending)");
+        assert!(a < c, "earlier time must sort first");
+        assert_eq!(l.encode(10, T0 + 999).unwrap(), a);
+        assert_eq!(l.decode(a).unwrap(), (10, T0));
+        // The same packed value means another score on a desc board.
+        let d = l.with_order(Order::Desc);
+        assert_ne!(d.decode(a).unwrap().0, 10);
+    }
+
+    /// Both ends of the score range and of the time range, both orders,
+    /// every resolution, and the narrowest and widest custom ranges.
+    #[test]
+    fn both_ends_of_the_range_round_trip_exactly_in_both_orders() {
+        let mut layouts = vec![
+            Layout::default_for(Resolution::Seconds),
+            Layout::default_for(Resolution::Millis),
+            Layout::new(Resolution::Seconds, 0, 1).unwrap(),
+            Layout::new(Resolution::Seconds, 0, (1 << 32) - 1).unwrap(),
+            Layout::new(Resolution::Millis, -(1 << 21), (1 << 21) - 1).unwrap(),
+            Layout::new(Resolution::Seconds, i64::MAX - 10, i64::MAX).unwrap(),
+            Layout::new(Resolution::Seconds, i64::MIN, i64::MIN + 10).unwrap(),
+        ];
+        layouts.extend(
+            layouts
+                .clone()
+                .into_iter()
+                .map(|l| l.with_order(Order::Asc)),
+        );
+        for l in layouts {
+            let unit = l.resolution.unit_ms();
+            let (first, last) = (
+                EPOCH_MS,
+                l.last_time_ms() - (l.last_time_ms() - EPOCH_MS) % unit,
+            );
+            let scores = [l.min, l.min + 1, l.max - 1, l.max];
+            let times = [first, first + unit, last - unit, last];
+            for s in scores {
+                for t in times {
+                    let v = l.encode(s, t).unwrap();
+                    assert!(v.is_normal() && v > 0.0, "{l:?} {s} {t}");
+                    assert_eq!(l.decode(v).unwrap(), (s, t), "{l:?}");
+                    let text = crate::parse::format_score(v);
+                    assert_eq!(text.parse::<f64>().unwrap().to_bits(), v.to_bits());
+                }
+            }
+            // Best first: the better end of the range at the earliest time
+            // packs lowest, the worse end at the latest time highest.
+            let (best, worst) = l.better_worse(l.min, l.max);
+            let lowest = l.encode(best, first).unwrap();
+            let highest = l.encode(worst, last).unwrap();
+            for s in scores {
+                for t in times {
+                    let v = l.encode(s, t).unwrap();
+                    assert!(lowest <= v && v <= highest, "{l:?} {s} {t}");
+                }
+            }
+            // One step better always packs lower, even across the time range.
+            let (b1, w1) = l.better_worse(l.min, l.min + 1);
+            assert!(l.encode(b1, last).unwrap() < l.encode(w1, first).unwrap());
+            let (b2, w2) = l.better_worse(l.max - 1, l.max);
+            assert!(l.encode(b2, last).unwrap() < l.encode(w2, first).unwrap());
+            assert!(l.encode(l.min - 1, first).is_err() || l.min == i64::MIN);
+            if l.max < i64::MAX {
+                assert!(l.encode(l.max + 1, first).is_err());
+            }
+        }
+    }
+
     fn layout() -> impl Strategy<Value = Layout> {
-        (any::<bool>(), any::<i32>(), 1u32..=32).prop_filter_map("fits", |(ms, lo, bits)| {
-            let res = if ms {
-                Resolution::Millis
-            } else {
-                Resolution::Seconds
-            };
-            let span = (1i64 << bits) - 1;
-            Layout::new(res, lo as i64, lo as i64 + span).ok()
-        })
+        (any::<bool>(), any::<bool>(), any::<i32>(), 1u32..=32).prop_filter_map(
+            "fits",
+            |(ms, asc, lo, bits)| {
+                let res = if ms {
+                    Resolution::Millis
+                } else {
+                    Resolution::Seconds
+                };
+                let order = if asc { Order::Asc } else { Order::Desc };
+                let span = (1i64 << bits) - 1;
+                Layout::new(res, lo as i64, lo as i64 + span)
+                    .ok()
+                    .map(|l| l.with_order(order))
+            },
+        )
     }
 
     proptest! {
@@ -347,15 +542,32 @@ mod tests {
         }
 
         #[test]
-        fn packed_order_is_score_desc_then_time_asc(l in layout(), a in any::<(u32, u32)>(), b in any::<(u32, u32)>()) {
+        fn packed_order_is_best_score_then_earliest_time(l in layout(), a in any::<(u32, u32)>(), b in any::<(u32, u32)>()) {
             let span = (l.max - l.min) as u64 + 1;
             let units = 1u64 << l.time_bits();
             let pick = |(s, t): (u32, u32)| (l.min + (s as u64 % span) as i64, EPOCH_MS + (t as u64 % units) as i64 * l.resolution.unit_ms());
             let (sa, ta) = pick(a);
             let (sb, tb) = pick(b);
             let (va, vb) = (l.encode(sa, ta).unwrap(), l.encode(sb, tb).unwrap());
-            let want = sb.cmp(&sa).then(ta.cmp(&tb));
-            prop_assert_eq!(va.partial_cmp(&vb).unwrap(), want);
+            let by_score = match l.order {
+                Order::Desc => sb.cmp(&sa),
+                Order::Asc => sa.cmp(&sb),
+            };
+            prop_assert_eq!(va.partial_cmp(&vb).unwrap(), by_score.then(ta.cmp(&tb)));
+            prop_assert_eq!(l.order.better(sa, sb), by_score.is_lt());
+        }
+
+        /// Near both ends of the score range, in both orders, at any time.
+        #[test]
+        fn ends_of_the_range_round_trip(l in layout(), k in 0u64..4, from_max in any::<bool>(), t in any::<u64>()) {
+            let span = (l.max - l.min) as u64;
+            let k = k.min(span) as i64;
+            let score = if from_max { l.max - k } else { l.min + k };
+            let time = EPOCH_MS + (t % ((l.last_time_ms() - EPOCH_MS) as u64 + 1)) as i64;
+            let unit = l.resolution.unit_ms();
+            let v = l.encode(score, time).unwrap();
+            prop_assert_eq!(l.decode(v).unwrap(), (score, time - (time - EPOCH_MS) % unit));
+            prop_assert_eq!(Layout::deserialize(l.serialize().as_bytes()).unwrap(), l);
         }
     }
 }

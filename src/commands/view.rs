@@ -1,0 +1,448 @@
+//! `HOT.VIEW` glue, built as read → plan → write:
+//! - **read** ([`read`]): name, ACL-check, open and check every key the view
+//!   may write, and gather what they hold into [`crate::hot::view::ViewFacts`];
+//! - **plan** ([`crate::hot::view::plan`], pure): what the view does, or why
+//!   it cannot, before anything is written;
+//! - **write** ([`write`]): apply the plan by DMA and replicate each change as
+//!   the exact command that makes it (effects replication), then board upkeep.
+
+use super::hot::{
+    board_record, check_hot_board, expire_effect, expired_fronts, hset_effect, not_ours, open_hll,
+    overflow, published_at, refresh_retention, retention_ms, upkeep, view_error, write_record,
+    Board,
+};
+use super::{bulk, call, counter_of, effect, guard, open_typed, write_time, zadd_effect};
+use super::{Args, Fail, Res};
+use crate::ffi::{self, Event, KeyKind};
+use crate::hot::record::BoardRecord;
+use crate::hot::view::{self, Bump, Counted, Outcome, Plan, ViewFacts};
+use crate::hot::{dedup, Formula};
+use crate::keys::Kind;
+use crate::parse::{IntText, IntsText, ScoreText};
+use crate::{config, stats};
+use redis_module::{Context, RedisResult, RedisString, RedisValue};
+
+/// `HOT.VIEW K article visitor [AT t]` → `[pv, uv, score, status]`.
+pub fn view(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    guard(ctx, args, view_impl)
+}
+
+fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+    let mut args = Args::new(argv, 4, 6)?;
+    let b = Board::open(ctx, &mut args)?;
+    let req = view_request(&mut args)?;
+    let f = config::formula();
+    let k = ViewKeys::new(&b, &req)?;
+    let h = read(&b, &k, &req)?;
+    let plan = view::plan(&f, &h.facts(&req)).map_err(view_error)?;
+    let score = ScoreText::new(plan.score);
+    write(&b, &k, h, &req, &plan, &score, &f)?;
+    Ok(RedisValue::Array(vec![
+        RedisValue::Integer(plan.pv),
+        RedisValue::Integer(plan.uv),
+        bulk(score.as_bytes()),
+        bulk(plan.outcome.status()),
+    ]))
+}
+
+/// The arguments after the board key.
+struct Request<'a> {
+    article: &'a RedisString,
+    visitor: &'a [u8],
+    /// View time (`AT t`, else the clock) and the server clock, unix ms.
+    t: i64,
+    now: i64,
+    /// The pair's dedup fingerprint.
+    fp: u64,
+}
+
+/// Parses `article visitor [AT t]`.
+fn view_request<'a>(args: &mut Args<'a>) -> Res<Request<'a>> {
+    {
+        let article = args.next_rs()?;
+        let visitor = args.next_rs()?.as_slice();
+        let at = match args.next() {
+            None => None,
+            Some(opt) if opt.eq_ignore_ascii_case(b"AT") => Some(args.value_of("AT")?),
+            Some(_) => return Err(Fail::Msg("ERR syntax error: expected AT t".into())),
+        };
+        if args.next().is_some() {
+            return Err(Fail::Msg("ERR syntax error".into()));
+        }
+        let (t, now) = write_time(at)?;
+        let fp = dedup::fingerprint(article.as_slice(), visitor);
+        Ok(Request {
+            article,
+            visitor,
+            t,
+            now,
+            fp,
+        })
+    }
+}
+
+/// Names of the keys one view may touch, each ACL-checked for writing
+/// (read for the dedup shards of other generations). The publish index is
+/// named in [`read`], only when the view may write it.
+struct ViewKeys {
+    pv: RedisString,
+    uv: RedisString,
+    meta: RedisString,
+    hb: RedisString,
+    /// Visitor-views counter, when the abnormal-traffic check is on.
+    vv: Option<RedisString>,
+    /// Dedup shards, when dedup is on: (generation, name); the first is
+    /// the view's own generation, the one a counted view appends to.
+    dedup: Vec<(i64, RedisString)>,
+    /// The dedup window (ms, 0 = off).
+    window: i64,
+}
+
+impl ViewKeys {
+    fn new(b: &Board, r: &Request) -> Res<Self> {
+        let window = config::dedup_ms();
+        let mut dedup = Vec::new();
+        if window > 0 {
+            let shard = dedup::shard(r.fp, config::get(&config::DEDUP_SHARDS) as u32);
+            let (gens, n) = dedup::generations(r.t, window, r.now);
+            for (i, g) in gens[..n].iter().enumerate() {
+                let part = IntsText::new(&[window / 1000, *g, i64::from(shard)]);
+                dedup.push((*g, b.key(Kind::Dedup, &[part.as_bytes()], i == 0)?));
+            }
+        }
+        let vv = if config::get(&config::VISITOR_MAX_VIEWS) > 0 {
+            let vwin = visitor_window_ms();
+            let w = IntsText::new(&[vwin / 1000, r.t.div_euclid(vwin)]);
+            Some(b.key(Kind::VisitorViews, &[w.as_bytes(), r.visitor], true)?)
+        } else {
+            None
+        };
+        let article = r.article.as_slice();
+        Ok(ViewKeys {
+            pv: b.key(Kind::Pv, &[article], true)?,
+            uv: b.key(Kind::Uv, &[article], true)?,
+            meta: b.key(Kind::Meta, &[article], true)?,
+            hb: b.key(Kind::HotBoard, &[], true)?,
+            vv,
+            dedup,
+            window,
+        })
+    }
+}
+
+fn visitor_window_ms() -> i64 {
+    config::get(&config::VISITOR_WINDOW_SECONDS) * 1000
+}
+
+/// The open handles of one view and what was read through them (the read
+/// step); closed before upkeep.
+struct ViewHandles {
+    board: ffi::Key,
+    hb: ffi::Key,
+    meta: ffi::Key,
+    pv: ffi::Key,
+    /// The article's HyperLogLog (header checked).
+    uv: ffi::Key,
+    /// The publish index, open only when the view may write it: the article
+    /// is new to the board or has no publish time.
+    pubidx: Option<(RedisString, ffi::Key)>,
+    vv: Option<ffi::Key>,
+    /// The own generation's dedup shard (written by a counted view).
+    dedup: Option<ffi::Key>,
+    /// Whether the article is on the board before this view.
+    on_board: bool,
+    record: Option<BoardRecord>,
+    published: Option<i64>,
+    pv_value: Option<i64>,
+    visitor_views: Option<i64>,
+    duplicate: bool,
+}
+
+/// The read step: every key this view may write is opened once and checked
+/// (type, and the format of what hotrank stores in it) before anything is
+/// written.
+fn read(b: &Board, k: &ViewKeys, r: &Request) -> Res<ViewHandles> {
+    let ctx = b.ctx;
+    let board = open_typed(ctx, b.key, KeyKind::ZSet, true)?;
+    let on_board = board.zset_score(r.article).is_some();
+    let hb = open_typed(ctx, &k.hb, KeyKind::String, true)?;
+    let record = board_record(&k.hb, &hb)?;
+    check_hot_board(b, &board, record.is_some())?;
+    let meta = open_typed(ctx, &k.meta, KeyKind::Hash, true)?;
+    let published = published_at(&k.meta, &meta)?;
+    let pv = open_typed(ctx, &k.pv, KeyKind::String, true)?;
+    let pv_value = match pv.kind() {
+        KeyKind::Empty => None,
+        _ => Some(counter_of(&pv)?),
+    };
+    let pubidx = if on_board && published.is_some() {
+        None
+    } else {
+        let name = b.key(Kind::PubIndex, &[], true)?;
+        let h = open_typed(ctx, &name, KeyKind::ZSet, true)?;
+        Some((name, h))
+    };
+    let uv = open_hll(ctx, &k.uv)?;
+    let vv = match &k.vv {
+        Some(name) => Some(open_typed(ctx, name, KeyKind::String, true)?),
+        None => None,
+    };
+    let visitor_views = vv.as_ref().map(counter_of).transpose()?;
+    let (duplicate, dedup) = read_dedup(ctx, k, r)?;
+    Ok(ViewHandles {
+        board,
+        hb,
+        meta,
+        pv,
+        uv,
+        pubidx,
+        vv,
+        dedup,
+        on_board,
+        record,
+        published,
+        pv_value,
+        visitor_views,
+        duplicate,
+    })
+}
+
+/// Opens the dedup shards: whether one holds a counted view of the pair
+/// within the window, and the own generation's shard, open for writing.
+fn read_dedup(ctx: &Context, k: &ViewKeys, r: &Request) -> Res<(bool, Option<ffi::Key>)> {
+    let (mut duplicate, mut own) = (false, None);
+    for (i, (g, name)) in k.dedup.iter().enumerate() {
+        let h = open_typed(ctx, name, KeyKind::String, i == 0)?;
+        if !dedup::well_formed(h.read()) {
+            return Err(not_ours(
+                name,
+                "is not a hotrank dedup shard (12-byte entries)",
+            ));
+        }
+        duplicate = duplicate || dedup::seen_near(&[(*g, h.read())], r.fp, r.t, k.window);
+        if i == 0 {
+            own = Some(h);
+        }
+    }
+    Ok((duplicate, own))
+}
+
+impl ViewHandles {
+    /// The facts [`view::plan`] decides from.
+    fn facts<'a>(&'a self, r: &Request<'a>) -> ViewFacts<'a> {
+        ViewFacts {
+            t: r.t,
+            now: r.now,
+            pv: self.pv_value,
+            pv_ttl: self.pv.ttl(),
+            published: self.published,
+            visitor_views: self.visitor_views,
+            visitor_max: config::get(&config::VISITOR_MAX_VIEWS),
+            visitor_window: visitor_window_ms(),
+            duplicate: self.duplicate,
+            visitor: r.visitor,
+            hll: (self.uv.kind() != KeyKind::Empty).then(|| self.uv.read()),
+            hll_sparse_max: ffi::hll_sparse_max_bytes(),
+            retention: retention_ms(),
+            record: self.record,
+        }
+    }
+}
+
+/// The write step: applies `plan` (decided from what [`read`] found).
+fn write(
+    b: &Board,
+    k: &ViewKeys,
+    mut h: ViewHandles,
+    r: &Request,
+    plan: &Plan,
+    score: &ScoreText,
+    f: &Formula,
+) -> Res<()> {
+    let ctx = b.ctx;
+    if let Some(c) = &plan.counted {
+        write_article(ctx, k, &mut h, r, plan, c)?;
+        write_board(b, k, &mut h, r, c, plan.score, score)?;
+        finish_counted(b, k, h, r, c, f)?;
+        stats::add(&stats::VIEWS_COUNTED, 1);
+    } else if plan.outcome == Outcome::Suspicious {
+        let sus = b.key(Kind::Suspicious, &[r.article.as_slice()], true)?;
+        let mut sus_h = open_typed(ctx, &sus, KeyKind::String, true)?;
+        let value = counter_of(&sus_h)?.checked_add(1).ok_or_else(overflow)?;
+        let created = sus_h.kind() == KeyKind::Empty;
+        let expire_at = created.then(|| r.now + retention_ms());
+        write_visitor(ctx, k, &mut h, plan, r.now)?;
+        let bump = Bump { value, expire_at };
+        put_counter(ctx, &sus, &mut sus_h, bump, c"incrby", r.now)?;
+        refresh_retention(ctx, r.now, &mut [(&sus, &mut sus_h)]);
+        stats::add(&stats::VIEWS_SUSPICIOUS, 1);
+    } else {
+        write_visitor(ctx, k, &mut h, plan, r.now)?;
+        stats::add(&stats::VIEWS_DUPLICATE, 1);
+    }
+    Ok(())
+}
+
+/// A counted view's article keys: the HyperLogLog (replicated as `PFADD`
+/// when a register changed or the key is new, and `PFCOUNT` when the count
+/// cached in its header was rewritten), the PV counter (and the visitor's),
+/// and, at the first counted view, the publish time in the meta hash.
+fn write_article(
+    ctx: &Context,
+    k: &ViewKeys,
+    h: &mut ViewHandles,
+    r: &Request,
+    plan: &Plan,
+    c: &Counted,
+) -> Res<()> {
+    if let Some(bytes) = &c.hll.value {
+        h.uv.write(bytes)?;
+    }
+    if c.hll.pfadd {
+        effect(ctx, &k.uv, Event::String, c"pfadd", c"PFADD", &[r.visitor]);
+    }
+    if c.hll.pfcount {
+        ffi::replicate(ctx, c"PFCOUNT", &k.uv, &[]);
+        ffi::signal_modified(ctx, &k.uv);
+    }
+    put_counter(ctx, &k.pv, &mut h.pv, c.pv, c"incrby", r.now)?;
+    write_visitor(ctx, k, h, plan, r.now)?;
+    if let Some(published) = c.publish {
+        let pub_s = IntText::new(published);
+        let fields = [(c"publishedAt", pub_s.as_bytes())];
+        h.meta.hash_set(&fields);
+        hset_effect(ctx, &k.meta, &fields);
+    }
+    Ok(())
+}
+
+/// Adds this view to the visitor's view count (abnormal-traffic check).
+fn write_visitor(
+    ctx: &Context,
+    k: &ViewKeys,
+    h: &mut ViewHandles,
+    plan: &Plan,
+    now: i64,
+) -> Res<()> {
+    if let (Some(name), Some(vh), Some(bump)) = (&k.vv, &mut h.vv, plan.visitor) {
+        put_counter(ctx, name, vh, bump, c"set", now)?;
+    }
+    Ok(())
+}
+
+/// A counted view's board keys: the board's ZADD, the publish index (for an
+/// article new to it) and the pair's dedup entry.
+fn write_board(
+    b: &Board,
+    k: &ViewKeys,
+    h: &mut ViewHandles,
+    r: &Request,
+    c: &Counted,
+    score: f64,
+    score_text: &ScoreText,
+) -> Res<()> {
+    let ctx = b.ctx;
+    // A board that is gone (DEL, expiry) leaves its publish index behind:
+    // the index of a new board starts empty, so the two always agree.
+    if let Some((name, p)) = &mut h.pubidx {
+        if h.board.kind() == KeyKind::Empty && p.kind() != KeyKind::Empty {
+            call(ctx, true, "DEL", &[name.as_slice()])?;
+            *p = ffi::Key::open(ctx, name, true);
+        }
+    }
+    h.board.zset_add(score, r.article)?;
+    zadd_effect(ctx, b.key, score_text, r.article);
+    if let Some((name, p)) = &mut h.pubidx {
+        p.zset_add(c.published as f64, r.article)?;
+        zadd_effect(ctx, name, &ScoreText::new(c.published as f64), r.article);
+    }
+    if let (Some((_, cur)), Some(cur_h)) = (k.dedup.first(), &mut h.dedup) {
+        let fresh = cur_h.kind() == KeyKind::Empty;
+        let e = dedup::entry(r.fp, r.t, k.window);
+        cur_h.append(&e)?;
+        if fresh {
+            // A new shard with its expiry: one replicated SET … PXAT.
+            let at = r.now + 2 * k.window;
+            cur_h.expire_at(at, r.now);
+            let at_s = IntText::new(at);
+            let args = [&e[..], b"PXAT", at_s.as_bytes()];
+            effect(ctx, cur, Event::String, c"set", c"SET", &args);
+            ffi::notify(ctx, Event::Generic, c"expire", cur);
+        } else {
+            effect(ctx, cur, Event::String, c"append", c"APPEND", &[&e]);
+        }
+    }
+    Ok(())
+}
+
+/// The end of a counted view: retention expiries, the board record, then
+/// upkeep. Upkeep runs when the board grows (an article new to it): the
+/// board only outgrows max-articles, and retention only leaves dead
+/// articles behind to sweep, as fast as articles are added. Upkeep of other
+/// articles must not fail a view that is already written (a corrupt key of
+/// another article): it is counted and the view carries on. It works
+/// through `RedisModule_Call`, so the handles are closed first.
+fn finish_counted(
+    b: &Board,
+    k: &ViewKeys,
+    mut h: ViewHandles,
+    r: &Request,
+    c: &Counted,
+    f: &Formula,
+) -> Res<()> {
+    if let Some(at) = c.expire_at {
+        let pv_set = c.pv.expire_at.is_some();
+        for (name, key, skip) in [
+            (&k.pv, &mut h.pv, pv_set),
+            (&k.uv, &mut h.uv, false),
+            (&k.meta, &mut h.meta, false),
+        ] {
+            if !skip && key.kind() != KeyKind::Empty {
+                expire_effect(b.ctx, name, key, at, r.now);
+            }
+        }
+    }
+    if let Some(new) = &c.record {
+        write_record(b.ctx, &k.hb, &mut h.hb, new)?;
+    }
+    if let (false, Some((name, p))) = (h.on_board, &h.pubidx) {
+        let expired = expired_fronts(b, &h.board, p);
+        let card = h.board.len() as i64;
+        let name = name.clone();
+        drop(h);
+        if expired
+            .and_then(|e| upkeep(b, &name, f, r.now, e, card))
+            .is_err()
+        {
+            stats::add(&stats::UPKEEP_ERRORS, 1);
+        }
+    }
+    Ok(())
+}
+
+/// Writes a counter's new value `bump.value` through `h`, keeping its
+/// expiry, replicated as `INCRBY name 1` (event `incrby`); a counter this
+/// write creates with `bump.expire_at` (unix ms) is one replicated
+/// `SET name value PXAT ms`, with `event` and `expire`.
+fn put_counter(
+    ctx: &Context,
+    name: &RedisString,
+    h: &mut ffi::Key,
+    bump: Bump,
+    event: &std::ffi::CStr,
+    now: i64,
+) -> Res<()> {
+    let text = IntText::new(bump.value);
+    h.write(text.as_bytes())?;
+    match bump.expire_at {
+        None => effect(ctx, name, Event::String, c"incrby", c"INCRBY", &[b"1"]),
+        Some(at) => {
+            h.expire_at(at, now);
+            let at_s = IntText::new(at);
+            let args = [text.as_bytes(), b"PXAT", at_s.as_bytes()];
+            effect(ctx, name, Event::String, event, c"SET", &args);
+            ffi::notify(ctx, Event::Generic, c"expire", name);
+        }
+    }
+    Ok(())
+}
