@@ -12,8 +12,8 @@
 //!    Zipf-distributed views, plus an exactness check against a client-side brute force;
 //! 3. memory: dedup bytes per active (article, visitor) pair, bytes per article;
 //! 4. throughput with `redis-benchmark` (HOT.VIEW vs an equivalent Lua script, bare
-//!    ZADD/INCR/PFADD, RANK.INCR vs ZINCRBY, RANK.SET BEST vs ZADD GT, HOT.TOP vs
-//!    ZREVRANGE) and, from a Rust
+//!    ZADD/INCR/PFADD, RANK.INCR (plain and with day/week/month period boards) vs
+//!    ZINCRBY, RANK.SET BEST vs ZADD GT, HOT.TOP vs ZREVRANGE) and, from a Rust
 //!    client, RANK.INCR vs a client-side lock recipe; then the targets.
 //!
 //! Environment:
@@ -46,6 +46,10 @@ const EXACT_BOARD: &str = "hot:{exact}";
 /// The dedup-memory board (in database 1, so SCAN only walks its keys).
 const DD_BOARD: &str = "hot:{dd}";
 const DD_DB: u32 = 1;
+/// The RANK board with day, week and month boards (section 4).
+const PERIOD_BOARD: &str = "plb:{b}";
+/// Its RANK.INCR workload: four ZSETs written per command.
+const PERIOD_INCR: &str = "RANK.INCR, PERIODS day week month";
 /// Commands per pipeline when filling boards.
 const BATCH: usize = 1000;
 /// Connections that fill boards in parallel (the machine has 2 cores).
@@ -1318,6 +1322,17 @@ fn throughput(
                 ],
             );
             let dedup_s = DEDUP_SECONDS.to_string();
+            // The periodic board: each RANK.INCR also updates its day, week and
+            // month boards.
+            if let Err(e) = redis::cmd("RANK.CREATE")
+                .arg(PERIOD_BOARD)
+                .arg(&["PERIODS", "day", "week", "month"])
+                .query::<()>(con)
+            {
+                problems.push(format!(
+                    "RANK.CREATE {PERIOD_BOARD} PERIODS day week month: {e}"
+                ));
+            }
             // Groups measured back to back (A then B …), so drift hits them alike.
             let mut pairs: Vec<Vec<Workload>> = vec![
                 vec![
@@ -1365,6 +1380,10 @@ fn throughput(
                 ],
                 vec![
                     w("RANK.INCR", &["RANK.INCR", "lb:{b}", "m:__rand_int__", "1"]),
+                    w(
+                        PERIOD_INCR,
+                        &["RANK.INCR", PERIOD_BOARD, "m:__rand_int__", "1"],
+                    ),
                     w("ZINCRBY", &["ZINCRBY", "zlb:{b}", "1", "m:__rand_int__"]),
                 ],
                 // Keep-best writes: a random score per member, kept if higher.
@@ -1707,6 +1726,8 @@ fn throughput(
         ("HOT.VIEW, defaults (trims to 1000)", "Lua EVALSHA"),
         ("HOT.VIEW", "ZADD"),
         ("RANK.INCR", "ZINCRBY"),
+        ("RANK.INCR", PERIOD_INCR),
+        (PERIOD_INCR, "ZINCRBY"),
         ("RANK.SET BEST", "ZADD GT"),
         ("HOT.TOP", "ZREVRANGE"),
     ] {

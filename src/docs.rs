@@ -154,6 +154,45 @@ const CONDITION: &[Arg] = &[
 
 const OFFSET_COUNT: &[Arg] = &[integer("offset"), integer("count")];
 
+/// `day`, `week` or `month`.
+const PERIOD_UNITS: &[Arg] = &[
+    Arg::new("day", ArgType::PureToken).token("day"),
+    Arg::new("week", ArgType::PureToken).token("week"),
+    Arg::new("month", ArgType::PureToken).token("month"),
+];
+
+/// `PERIODS day|week|month … [TZ ±hh:mm] [KEEP n]` of RANK.CREATE.
+const PERIODS: &[Arg] = &[
+    Arg::new("unit", ArgType::OneOf)
+        .multiple()
+        .summary("one or more of day, week (ISO, from Monday), month")
+        .with(PERIOD_UNITS),
+    string("offset")
+        .token("TZ")
+        .optional()
+        .summary("fixed UTC offset of the periods, -14:00 to +14:00, default +00:00"),
+    integer("keep").token("KEEP").optional().summary(
+        "whole periods a period board stays readable after it ends, 0 to 10000, default 2",
+    ),
+];
+
+/// `PERIOD day|week|month [AGO n]` of the reads.
+const PERIOD_AGO: &[Arg] = &[
+    Arg::new("unit", ArgType::OneOf).with(PERIOD_UNITS),
+    integer("ago")
+        .token("AGO")
+        .optional()
+        .summary("periods back, 0 (the current one, the default) or more"),
+];
+
+/// `[PERIOD day|week|month [AGO n]]`: read a period board instead of the
+/// all-time board.
+const PERIOD: Arg = Arg::new("period", ArgType::Block)
+    .token("PERIOD")
+    .optional()
+    .summary("read the board of this period (server clock, the board's TZ) instead of the all-time board")
+    .with(PERIOD_AGO);
+
 /// Every command, in the order of registration.
 pub static COMMANDS: &[Command] = &[
     Command {
@@ -199,7 +238,7 @@ pub static COMMANDS: &[Command] = &[
     },
     Command {
         name: "rank.create",
-        summary: "Creates a leaderboard with a chosen time resolution, score range and order.",
+        summary: "Creates a leaderboard with a chosen time resolution, score range and order, optionally with day, week and month boards.",
         since: SINCE,
         complexity: "O(1)",
         args: &[
@@ -216,20 +255,25 @@ pub static COMMANDS: &[Command] = &[
                 .optional()
                 .summary("which scores rank first, default desc")
                 .with(ORDER),
+            Arg::new("periods", ArgType::Block)
+                .token("PERIODS")
+                .optional()
+                .summary("also keep a board per period, updated by every write")
+                .with(PERIODS),
         ],
     },
     Command {
         name: "rank.incr",
-        summary: "Adds an integer to a member's score; equal scores rank by who reached them first.",
+        summary: "Adds an integer to a member's score, and to its score in the current period boards; equal scores rank by who reached them first.",
         since: SINCE,
-        complexity: "O(log(N)) where N is the number of members.",
+        complexity: "O(P*log(N)) where N is the number of members and P the number of boards written: 1, plus one per period of the board.",
         args: &[key(), string("member"), integer("delta"), AT],
     },
     Command {
         name: "rank.set",
-        summary: "Sets a member's score, or with GT, LT or BEST only if it improves it; equal scores rank by who reached them first.",
+        summary: "Sets a member's score, or with GT, LT or BEST only if it improves it, on the board and on the current period boards; equal scores rank by who reached them first.",
         since: SINCE,
-        complexity: "O(log(N)) where N is the number of members.",
+        complexity: "O(P*log(N)) where N is the number of members and P the number of boards written: 1, plus one per period of the board.",
         args: &[
             key(),
             string("member"),
@@ -246,14 +290,14 @@ pub static COMMANDS: &[Command] = &[
         summary: "Returns a member's score, and with WITHTIME the time it was reached.",
         since: SINCE,
         complexity: "O(1)",
-        args: &[key(), string("member"), flag("withtime", "WITHTIME")],
+        args: &[key(), string("member"), flag("withtime", "WITHTIME"), PERIOD],
     },
     Command {
         name: "rank.rank",
         summary: "Returns a member's 0-based rank, best first; with TIES, the number of members with a strictly better score.",
         since: SINCE,
         complexity: "O(log(N)) where N is the number of members.",
-        args: &[key(), string("member"), flag("ties", "TIES")],
+        args: &[key(), string("member"), flag("ties", "TIES"), PERIOD],
     },
     Command {
         name: "rank.range",
@@ -265,6 +309,7 @@ pub static COMMANDS: &[Command] = &[
             integer("start"),
             integer("stop"),
             flag("withscores", "WITHSCORES"),
+            PERIOD,
         ],
     },
     Command {
@@ -279,7 +324,7 @@ pub static COMMANDS: &[Command] = &[
         summary: "Returns the number of members of a leaderboard.",
         since: SINCE,
         complexity: "O(1)",
-        args: &[key()],
+        args: &[key(), PERIOD],
     },
     Command {
         name: "rank.around",
@@ -290,6 +335,7 @@ pub static COMMANDS: &[Command] = &[
             key(),
             string("member"),
             integer("count").summary("neighbours on each side, 0 to 1000"),
+            PERIOD,
         ],
     },
     Command {
@@ -306,20 +352,21 @@ pub static COMMANDS: &[Command] = &[
                 .optional()
                 .with(OFFSET_COUNT),
             flag("withscores", "WITHSCORES"),
+            PERIOD,
         ],
     },
     Command {
         name: "rank.mincr",
-        summary: "Adds the same integer to the scores of several members, all or nothing.",
+        summary: "Adds the same integer to the scores of several members, on the board and the current period boards, all or nothing.",
         since: SINCE,
-        complexity: "O(M*log(N)) where N is the number of members and M the number of members given.",
+        complexity: "O(P*M*log(N)) where N is the number of members, M the number of members given and P the number of boards written: 1, plus one per period of the board.",
         args: &[key(), integer("delta"), string("member").multiple()],
     },
     Command {
         name: "rank.drop",
-        summary: "Deletes a leaderboard: its ZSET and every key RANK derived from it, such as its layout.",
+        summary: "Deletes a leaderboard: its ZSET and every key RANK derived from it, such as its layout and its period boards.",
         since: SINCE,
-        complexity: "O(N) where N is the number of members (the ZSET is freed in the background).",
+        complexity: "O(N+P*K) where N is the number of members (the ZSETs are freed in the background), P the number of periods of the board and K its KEEP.",
         args: &[key()],
     },
 ];

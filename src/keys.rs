@@ -35,6 +35,10 @@ pub enum Kind {
     Suspicious,
     /// HOT board's publish-time index (ZSET article → publish ms).
     PubIndex,
+    /// RANK period board (ZSET, packed like the board); one part: the
+    /// period id (`d2026-11-23`, `w2026-W48`, `m2026-11`, see
+    /// `rank::period::Span::id`).
+    Period,
 }
 
 impl Kind {
@@ -49,6 +53,7 @@ impl Kind {
             Kind::VisitorViews => b"vv",
             Kind::Suspicious => b"sus",
             Kind::PubIndex => b"pub",
+            Kind::Period => b"period",
         }
     }
 }
@@ -151,6 +156,10 @@ mod tests {
         );
         assert_eq!(derived(b"lb", Kind::Layout, &[]), b"lb\0{lb}layout");
         assert_eq!(
+            derived(b"lb", Kind::Period, &[b"w2026-W48"]),
+            b"lb\0{lb}period:w2026-W48"
+        );
+        assert_eq!(
             derived(b"hot:{n}", Kind::VisitorViews, &[b"a:1", b"v"]),
             b"hot:{n}\0vv:3:a:1:v"
         );
@@ -184,7 +193,8 @@ mod tests {
             Just(Kind::Dedup),
             Just(Kind::VisitorViews),
             Just(Kind::Suspicious),
-            Just(Kind::PubIndex)
+            Just(Kind::PubIndex),
+            Just(Kind::Period)
         ]
     }
 

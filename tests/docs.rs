@@ -9,7 +9,7 @@
 //!   branch in turn, everything at once with repeatable arguments twice)
 //!   all succeed, and dropping the last word of the shortest one fails;
 //! - parser → docs: the keywords each parser matches, read from the source
-//!   of `src/commands/*.rs` and `src/rank/mod.rs`, are exactly the tokens of
+//!   of `src/commands/*.rs` and `src/rank/*.rs`, are exactly the tokens of
 //!   that command's docs; and each documented keyword of the module, given
 //!   to a command that does not document it, is refused with a syntax or
 //!   arity error.
@@ -39,10 +39,20 @@ const COMMANDS: [&str; 16] = [
     "rank.drop",
 ];
 
+/// The read commands that take `PERIOD … [AGO n]`.
+const PERIOD_READS: &[&str] = &[
+    "rank.score",
+    "rank.rank",
+    "rank.range",
+    "rank.card",
+    "rank.around",
+    "rank.rangebyscore",
+];
+
 /// Which commands each parser function (the one enclosing a keyword match
 /// in the source) serves. A keyword match in a function not listed here
 /// fails the test: map it first.
-const PARSER_FNS: [(&str, &[&str]); 13] = [
+const PARSER_FNS: [(&str, &[&str]); 17] = [
     ("view_request", &["hot.view"]),
     ("top_impl", &["hot.top"]),
     ("stats_impl", &["hot.stats"]),
@@ -55,6 +65,22 @@ const PARSER_FNS: [(&str, &[&str]); 13] = [
     ("rank_impl", &["rank.rank"]),
     ("range_impl", &["rank.range"]),
     ("rangebyscore_impl", &["rank.rangebyscore"]),
+    ("card_impl", &["rank.card"]),
+    ("around_impl", &["rank.around"]),
+    ("period_opt", PERIOD_READS),
+    // Period names: RANK.CREATE's PERIODS and the reads' PERIOD.
+    (
+        "parse_period",
+        &[
+            "rank.create",
+            "rank.score",
+            "rank.rank",
+            "rank.range",
+            "rank.card",
+            "rank.around",
+            "rank.rangebyscore",
+        ],
+    ),
     // Score bounds (`-inf`, `+inf`): values, not keywords; see
     // `bounds_are_documented`.
     ("score_bound", &[]),
@@ -218,6 +244,7 @@ fn value(a: &Arg, keys: &mut u32) -> String {
         ("string", "min") => "-inf".into(),
         ("string", "max") => "+inf".into(),
         ("string", "duration") => "72h".into(),
+        ("string", "offset") => "+05:30".into(),
         ("string", _) => "x".into(),
         (kind, name) => panic!("no value for {name} of type {kind}"),
     }

@@ -98,7 +98,7 @@ const READ_ONLY: [&str; 8] = [
     "RANK.CARD",
 ];
 
-const OPTIONS: [&str; 19] = [
+const OPTIONS: [&str; 27] = [
     "AT",
     "LIMIT",
     "WINDOW",
@@ -118,6 +118,14 @@ const OPTIONS: [&str; 19] = [
     "LT",
     "BEST",
     "best",
+    "PERIODS",
+    "PERIOD",
+    "TZ",
+    "KEEP",
+    "AGO",
+    "day",
+    "Week",
+    "month",
 ];
 
 /// Edge numbers and strings.
@@ -390,6 +398,32 @@ impl Gen {
                     out.push(self.small_int());
                 }
                 "WINDOW" => out.push(self.duration()),
+                "PERIODS" => {
+                    for _ in 0..=self.rng.below(3) {
+                        out.push(self.period_name());
+                    }
+                }
+                "PERIOD" => {
+                    out.push(self.period_name());
+                    if self.rng.chance(2) {
+                        out.push(b"AGO".to_vec());
+                        out.push(self.small_int());
+                    }
+                }
+                "AGO" => out.push(self.small_int()),
+                "TZ" => out.push(
+                    self.pick(&[
+                        "+00:00", "-14:00", "+14:00", "+05:45", "-03:30", "+14:01", "UTC", "05:00",
+                        "",
+                    ])
+                    .as_bytes()
+                    .to_vec(),
+                ),
+                "KEEP" => out.push(
+                    self.pick(&["0", "1", "2", "40", "10000", "10001", "-1", "x"])
+                        .as_bytes()
+                        .to_vec(),
+                ),
                 "ORDER" => out.push(
                     self.pick(&["asc", "desc", "ASC", "Desc", "up", ""])
                         .as_bytes()
@@ -407,6 +441,13 @@ impl Gen {
                 _ => {}
             }
         }
+    }
+
+    /// A period name for PERIODS or PERIOD, now and then a wrong one.
+    fn period_name(&mut self) -> Vec<u8> {
+        self.pick(&["day", "week", "month", "DAY", "Month", "year", ""])
+            .as_bytes()
+            .to_vec()
     }
 
     /// An invocation shaped like the command's syntax.
@@ -447,7 +488,19 @@ impl Gen {
                     a.push(self.time());
                 }
             }
-            "RANK.CREATE" => self.options(&["RESOLUTION", "MIN", "MAX", "ORDER"], &mut a),
+            "RANK.CREATE" => self.options(
+                &[
+                    "RESOLUTION",
+                    "MIN",
+                    "MAX",
+                    "ORDER",
+                    "PERIODS",
+                    "PERIODS",
+                    "TZ",
+                    "KEEP",
+                ],
+                &mut a,
+            ),
             "RANK.SET" => {
                 a.push(self.id());
                 a.push(value(self));
@@ -492,7 +545,7 @@ impl Gen {
                         _ => value(self),
                     });
                 }
-                self.options(&["LIMIT", "WITHSCORES"], &mut a);
+                self.options(&["LIMIT", "WITHSCORES", "PERIOD"], &mut a);
             }
             "RANK.MINCR" => {
                 a.push(value(self));
@@ -506,6 +559,14 @@ impl Gen {
                 }
             }
             _ => {} // RANK.CARD, RANK.DROP
+        }
+        // Reads of a period board.
+        if matches!(
+            cmd,
+            "RANK.SCORE" | "RANK.RANK" | "RANK.RANGE" | "RANK.AROUND" | "RANK.CARD"
+        ) && self.rng.chance(3)
+        {
+            self.options(&["PERIOD"], &mut a);
         }
         // Mutations: replace, insert or drop an argument.
         for i in 1..a.len() {

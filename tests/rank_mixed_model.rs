@@ -99,7 +99,11 @@ impl Config {
         if !self.periods.is_empty() {
             a.push("PERIODS".into());
             a.extend(self.periods.iter().map(|p| p.name().to_string()));
-            let (sign, m) = if self.tz < 0 { ('-', -self.tz) } else { ('+', self.tz) };
+            let (sign, m) = if self.tz < 0 {
+                ('-', -self.tz)
+            } else {
+                ('+', self.tz)
+            };
             a.extend(["TZ".into(), format!("{sign}{:02}:{:02}", m / 60, m % 60)]);
             a.extend(["KEEP".into(), self.keep.to_string()]);
         }
@@ -126,8 +130,14 @@ impl Board {
         let mut v: Vec<(String, Entry)> = m.iter().map(|(k, e)| (k.clone(), *e)).collect();
         let asc = self.cfg.asc;
         v.sort_by(|(ka, a), (kb, b)| {
-            let by_score = if asc { a.score.cmp(&b.score) } else { b.score.cmp(&a.score) };
-            by_score.then(a.sec.cmp(&b.sec)).then(ka.as_bytes().cmp(kb.as_bytes()))
+            let by_score = if asc {
+                a.score.cmp(&b.score)
+            } else {
+                b.score.cmp(&a.score)
+            };
+            by_score
+                .then(a.sec.cmp(&b.sec))
+                .then(ka.as_bytes().cmp(kb.as_bytes()))
         });
         v
     }
@@ -232,7 +242,12 @@ fn span_of(b: &Board, sel: Option<(Period, i64)>, now: i64) -> Result<Option<Spa
 fn sel_args(sel: Option<(Period, i64)>) -> Vec<String> {
     match sel {
         None => vec![],
-        Some((p, n)) => vec!["PERIOD".into(), p.name().into(), "AGO".into(), n.to_string()],
+        Some((p, n)) => vec![
+            "PERIOD".into(),
+            p.name().into(),
+            "AGO".into(),
+            n.to_string(),
+        ],
     }
 }
 
@@ -273,7 +288,9 @@ fn plan_write(
 ) -> Result<Vec<(Option<Span>, i64, bool)>, ()> {
     let (lo, hi) = b.cfg.bounds();
     let mut out = Vec::new();
-    let boards: Vec<Option<Span>> = std::iter::once(None).chain(spans.iter().map(|s| Some(*s))).collect();
+    let boards: Vec<Option<Span>> = std::iter::once(None)
+        .chain(spans.iter().map(|s| Some(*s)))
+        .collect();
     for sel in boards {
         let m = b.members(sel);
         let old = m.get(member).map(|e| e.score);
@@ -315,8 +332,21 @@ fn step(w: &mut World, c: &mut Connection, i: usize) {
             let t = w.event_ms(now);
             let b = &w.boards[bi];
             let spans = b.spans_at(t, now);
-            let plan = plan_write(b, &m, &spans, &|old| old.unwrap_or(0).checked_add(delta), &|_, _| true);
-            let args = vec!["RANK.INCR".into(), key.clone(), m.clone(), delta.to_string(), "AT".into(), (t / 1000).to_string()];
+            let plan = plan_write(
+                b,
+                &m,
+                &spans,
+                &|old| old.unwrap_or(0).checked_add(delta),
+                &|_, _| true,
+            );
+            let args = vec![
+                "RANK.INCR".into(),
+                key.clone(),
+                m.clone(),
+                delta.to_string(),
+                "AT".into(),
+                (t / 1000).to_string(),
+            ];
             let want = match plan {
                 Err(()) => "ERR".to_string(),
                 Ok(p) => {
@@ -331,7 +361,11 @@ fn step(w: &mut World, c: &mut Connection, i: usize) {
         25..=44 => {
             let m = w.member();
             let (lo, hi) = w.boards[bi].cfg.bounds();
-            let score = if w.rng.chance(0.05) { hi + 1 } else { w.rng.range(lo.max(-600), hi.min(600)) };
+            let score = if w.rng.chance(0.05) {
+                hi + 1
+            } else {
+                w.rng.range(lo.max(-600), hi.min(600))
+            };
             let t = w.event_ms(now);
             let opt = *w.rng.pick(&["", "GT", "LT", "BEST"]);
             let b = &w.boards[bi];
@@ -373,18 +407,28 @@ fn step(w: &mut World, c: &mut Connection, i: usize) {
         50..=52 => {
             let m = w.member();
             let removed = w.boards[bi].all.remove(&m).is_some();
-            (vec!["RANK.REM".into(), key.clone(), m], i64::from(removed).to_string())
+            (
+                vec!["RANK.REM".into(), key.clone(), m],
+                i64::from(removed).to_string(),
+            )
         }
         // RANK.DROP, then the board is created again with a new config.
         53 if i % 7 == 0 => {
             let b = &w.boards[bi];
-            let n = 1 + usize::from(!b.all.is_empty()) + b.periods.values().filter(|m| !m.is_empty()).count();
+            let n = 1
+                + usize::from(!b.all.is_empty())
+                + b.periods.values().filter(|m| !m.is_empty()).count();
             let got = run(c, &["RANK.DROP".into(), key.clone()]);
             assert_eq!(got, n.to_string(), "op {i}: RANK.DROP {key}");
             let cfg = Config::random(&mut w.rng);
             let got = run(c, &cfg.create_args(&key));
             assert_eq!(got, "OK", "op {i}: {:?}", cfg.create_args(&key));
-            w.boards[bi] = Board { key, cfg, all: Members::new(), periods: HashMap::new() };
+            w.boards[bi] = Board {
+                key,
+                cfg,
+                all: Members::new(),
+                periods: HashMap::new(),
+            };
             return;
         }
         _ => return read(w, c, bi, now, i),
@@ -408,11 +452,22 @@ fn mincr(w: &mut World, c: &mut Connection, bi: usize, now: i64) {
     let spans = b.spans_at(now, now);
     assert!(spans.iter().all(|s| b.spans_at(after, after).contains(s)));
     // Plan every member on a scratch copy (a member named twice gets delta twice).
-    let mut scratch = Board { key: key.clone(), cfg: b.cfg.clone(), all: b.all.clone(), periods: b.periods.clone() };
+    let mut scratch = Board {
+        key: key.clone(),
+        cfg: b.cfg.clone(),
+        all: b.all.clone(),
+        periods: b.periods.clone(),
+    };
     let mut replies = Vec::new();
     let mut failed = false;
     for m in &names {
-        match plan_write(&scratch, m, &spans, &|old| old.unwrap_or(0).checked_add(delta), &|_, _| true) {
+        match plan_write(
+            &scratch,
+            m,
+            &spans,
+            &|old| old.unwrap_or(0).checked_add(delta),
+            &|_, _| true,
+        ) {
             Err(()) => failed = true,
             Ok(p) => {
                 replies.push(p[0].1.to_string());
@@ -430,15 +485,36 @@ fn mincr(w: &mut World, c: &mut Connection, bi: usize, now: i64) {
     let mut sec = None;
     for m in &names {
         if scratch.all.get(m).is_some_and(|e| e.sec == -1) {
-            let r = run(c, &["RANK.SCORE".into(), key.clone(), m.clone(), "WITHTIME".into()]);
-            let t: i64 = r.trim_matches(['[', ']']).split(',').nth(1).expect("a time").parse().expect("seconds");
-            assert!((before / 1000..=after / 1000).contains(&t), "{t} not in the call");
+            let r = run(
+                c,
+                &[
+                    "RANK.SCORE".into(),
+                    key.clone(),
+                    m.clone(),
+                    "WITHTIME".into(),
+                ],
+            );
+            let t: i64 = r
+                .trim_matches(['[', ']'])
+                .split(',')
+                .nth(1)
+                .expect("a time")
+                .parse()
+                .expect("seconds");
+            assert!(
+                (before / 1000..=after / 1000).contains(&t),
+                "{t} not in the call"
+            );
             sec = Some(t);
             break;
         }
     }
     let sec = sec.unwrap_or(before / 1000);
-    for m in scratch.all.values_mut().chain(scratch.periods.values_mut().flat_map(|p| p.values_mut())) {
+    for m in scratch
+        .all
+        .values_mut()
+        .chain(scratch.periods.values_mut().flat_map(|p| p.values_mut()))
+    {
         if m.sec == -1 {
             m.sec = sec;
         }
@@ -483,7 +559,10 @@ fn read(w: &mut World, c: &mut Connection, bi: usize, now: i64, i: usize) {
                 None => "nil".into(),
                 Some(r) if ties => {
                     let s = v[r].1.score;
-                    v.iter().filter(|(_, e)| b.better(e.score, s)).count().to_string()
+                    v.iter()
+                        .filter(|(_, e)| b.better(e.score, s))
+                        .count()
+                        .to_string()
                 }
                 Some(r) => r.to_string(),
             });
@@ -491,7 +570,13 @@ fn read(w: &mut World, c: &mut Connection, bi: usize, now: i64, i: usize) {
         }
         2 => {
             let (start, stop) = (w.rng.range(-8, 12), w.rng.range(-8, 40));
-            let a = vec!["RANK.RANGE".into(), key, start.to_string(), stop.to_string(), "WITHSCORES".into()];
+            let a = vec![
+                "RANK.RANGE".into(),
+                key,
+                start.to_string(),
+                stop.to_string(),
+                "WITHSCORES".into(),
+            ];
             let want = sorted.map_or("ERR".into(), |v| {
                 // ZRANGE's index rules.
                 let n = v.len() as i64;
@@ -516,7 +601,13 @@ fn read(w: &mut World, c: &mut Connection, bi: usize, now: i64, i: usize) {
                     let first = r.saturating_sub(n as usize);
                     let last = (r + n as usize).min(v.len() - 1);
                     arr((first..=last)
-                        .map(|j| arr(vec![j.to_string(), v[j].0.clone(), v[j].1.score.to_string()]))
+                        .map(|j| {
+                            arr(vec![
+                                j.to_string(),
+                                v[j].0.clone(),
+                                v[j].1.score.to_string(),
+                            ])
+                        })
                         .collect())
                 }
             });
@@ -525,8 +616,16 @@ fn read(w: &mut World, c: &mut Connection, bi: usize, now: i64, i: usize) {
         4 => {
             let (x, y) = (w.rng.range(-200, 200), w.rng.range(-200, 200));
             let (lo, hi) = (x.min(y), x.max(y));
-            let limit = w.rng.chance(0.4).then(|| (w.rng.range(0, 3), w.rng.range(1, 5)));
-            let mut a = vec!["RANK.RANGEBYSCORE".into(), key, lo.to_string(), hi.to_string()];
+            let limit = w
+                .rng
+                .chance(0.4)
+                .then(|| (w.rng.range(0, 3), w.rng.range(1, 5)));
+            let mut a = vec![
+                "RANK.RANGEBYSCORE".into(),
+                key,
+                lo.to_string(),
+                hi.to_string(),
+            ];
             if let Some((off, cnt)) = limit {
                 a.extend(["LIMIT".into(), off.to_string(), cnt.to_string()]);
             }
@@ -571,7 +670,13 @@ fn check_all(w: &mut World, c: &mut Connection, what: &str) {
                 .into_iter()
                 .flat_map(|(k, e)| [k, e.score.to_string()])
                 .collect();
-            let mut args = vec!["RANK.RANGE".to_string(), b.key.clone(), "0".into(), "-1".into(), "WITHSCORES".into()];
+            let mut args = vec![
+                "RANK.RANGE".to_string(),
+                b.key.clone(),
+                "0".into(),
+                "-1".into(),
+                "WITHSCORES".into(),
+            ];
             args.extend(sel_args(sel));
             assert_eq!(run(c, &args), arr(want), "{what}: {args:?} on {:?}", b.cfg);
         }
@@ -591,12 +696,25 @@ fn random_operations_on_every_kind_of_board_match_the_model() {
     println!("seed {seed} (RANK_MODEL_SEED replays it), {ops} operations");
     let s = Server::start();
     let mut c = s.conn();
-    let mut w = World { rng: Rng::new(seed), boards: Vec::new() };
+    let mut w = World {
+        rng: Rng::new(seed),
+        boards: Vec::new(),
+    };
     for i in 0..6 {
         let key = format!("lb:{{m{i}}}");
         let cfg = Config::random(&mut w.rng);
-        assert_eq!(run(&mut c, &cfg.create_args(&key)), "OK", "{:?}", cfg.create_args(&key));
-        w.boards.push(Board { key, cfg, all: Members::new(), periods: HashMap::new() });
+        assert_eq!(
+            run(&mut c, &cfg.create_args(&key)),
+            "OK",
+            "{:?}",
+            cfg.create_args(&key)
+        );
+        w.boards.push(Board {
+            key,
+            cfg,
+            all: Members::new(),
+            periods: HashMap::new(),
+        });
     }
     for i in 0..ops {
         step(&mut w, &mut c, i);

@@ -85,6 +85,10 @@ impl<'a> Args<'a> {
         self.pos += 1;
         v
     }
+    /// The next argument, without moving past it.
+    pub fn peek(&self) -> Option<&'a [u8]> {
+        self.args.get(self.pos).map(|s| s.as_slice())
+    }
     pub fn next_rs(&mut self) -> Res<&'a RedisString> {
         let v = self.args.get(self.pos).ok_or(Fail::Arity)?;
         self.pos += 1;

@@ -7,7 +7,8 @@ use super::{
 };
 use crate::ffi::{self, KeyKind};
 use crate::keys::Kind;
-use crate::parse::{format_score, format_time_ms, parse_i64, ScoreText};
+use crate::parse::{format_score, format_time_ms, parse_i64, IntText, ScoreText};
+use crate::rank::period::{self, parse_period, Period, Spec, Tz};
 use crate::rank::{parse_order, parse_resolution, Layout, Order, Resolution};
 use redis_module::{raw::KeyType, Context, RedisResult, RedisString, RedisValue};
 use std::collections::HashMap;
@@ -18,19 +19,104 @@ fn not_rank() -> Fail {
     )
 }
 
-/// The board's layout; `None` for a missing board (a write gives it the
+/// A board's stored settings: its packing layout and, for a periodic
+/// board, its periods.
+type Settings = (Layout, Option<Spec>);
+
+/// Parses a board's layout key: `<layout>[ periods …]` (see
+/// [`period::split_stored`]).
+fn parse_settings(raw: &[u8]) -> Res<Settings> {
+    let (head, tail) = period::split_stored(raw);
+    let l = Layout::deserialize_cached(head)?;
+    let spec = match tail {
+        None => None,
+        Some(t) => Some(Spec::deserialize(
+            std::str::from_utf8(t).map_err(|_| "ERR corrupt RANK layout key".to_string())?,
+        )?),
+    };
+    Ok((l, spec))
+}
+
+/// The board's settings; `None` for a missing board (a write gives it the
 /// default layout, stored only once the write is known to succeed). `write`
 /// asks for write access to the layout key.
-fn layout(ctx: &Context, board: &RedisString, write: bool) -> Res<Option<Layout>> {
+fn settings(ctx: &Context, board: &RedisString, write: bool) -> Res<Option<Settings>> {
     let lk = derived(ctx, board, Kind::Layout, &[], write)?;
     let has_zset = expect_type(ctx, board, KeyType::ZSet)?;
     expect_type(ctx, &lk, KeyType::String)?;
     let stored = ctx.open_key(&lk).read().ok().flatten().map(|b| b.to_vec());
     match stored {
-        Some(raw) => Ok(Some(Layout::deserialize_cached(&raw)?)),
+        Some(raw) => Ok(Some(parse_settings(&raw)?)),
         None if has_zset => Err(not_rank()),
         None => Ok(None),
     }
+}
+
+/// A key a command reads or writes: the board itself or one of its
+/// derived keys.
+enum Name<'a> {
+    Board(&'a RedisString),
+    Derived(RedisString),
+}
+
+impl std::ops::Deref for Name<'_> {
+    type Target = RedisString;
+    fn deref(&self) -> &RedisString {
+        match self {
+            Name::Board(b) => b,
+            Name::Derived(d) => d,
+        }
+    }
+}
+
+/// `PERIOD day|week|month [AGO n]` of a read: the period and how many
+/// periods back (0 = the current one).
+type PeriodArg = Option<(Period, i64)>;
+
+/// Parses the rest of `PERIOD day|week|month [AGO n]` (PERIOD was read).
+/// Errors: `ERR PERIOD must be day, week or month`, `ERR AGO must be an
+/// integer >= 0`.
+fn period_opt(args: &mut Args) -> Res<(Period, i64)> {
+    let p = parse_period("PERIOD", args.value_of("PERIOD")?)?;
+    let mut ago = 0;
+    if args.peek().is_some_and(|w| w.eq_ignore_ascii_case(b"AGO")) {
+        args.next();
+        ago = parse_i64("AGO", args.value_of("AGO")?)
+            .ok()
+            .filter(|n| *n >= 0)
+            .ok_or_else(|| Fail::Msg("ERR AGO must be an integer >= 0".into()))?;
+    }
+    Ok((p, ago))
+}
+
+/// What a read reads: the board's layout and the ZSET holding the members
+/// (the board, or with `PERIOD p AGO n` the board of the period `n` periods
+/// before the one containing the server clock, in the board's TZ). `None`:
+/// nothing to read (a missing board, or a period board that has certainly
+/// expired). Error `ERR board has no <p> period` for a period the board
+/// was not created with.
+fn read_target<'a>(
+    ctx: &Context,
+    board: &'a RedisString,
+    period: PeriodArg,
+) -> Res<Option<(Layout, Name<'a>)>> {
+    let Some((l, spec)) = settings(ctx, board, false)? else {
+        return Ok(None);
+    };
+    let Some((p, ago)) = period else {
+        return Ok(Some((l, Name::Board(board))));
+    };
+    let Some(spec) = spec.filter(|s| s.has(p)) else {
+        return Err(Fail::Msg(format!("ERR board has no {} period", p.name())));
+    };
+    // Beyond the live list every period board has expired.
+    if ago > spec.keep + 1 {
+        return Ok(None);
+    }
+    let span = p.containing(ffi::now_ms(), spec.tz).ago(ago);
+    let name = derived(ctx, board, Kind::Period, &[span.id().as_bytes()], false)?;
+    expect_type(ctx, &name, KeyType::ZSet)?;
+    Ok(Some((l, Name::Derived(name))))
 }
 
 /// Current (score, time_ms) of a member, decoded.
@@ -59,24 +145,50 @@ fn opt_at<'a>(args: &mut Args<'a>) -> Res<Option<&'a [u8]>> {
     Ok(at)
 }
 
-/// `RANK.CREATE K [RESOLUTION s|ms] [MIN n] [MAX n] [ORDER asc|desc]` → OK.
+/// `RANK.CREATE K [RESOLUTION s|ms] [MIN n] [MAX n] [ORDER asc|desc]
+/// [PERIODS day|week|month … [TZ ±hh:mm] [KEEP n]]` → OK.
 /// `ORDER asc`: the lowest score ranks first (default `desc`: the highest).
+/// PERIODS: also keep a board per day, ISO week and/or calendar month in
+/// time zone TZ (default +00:00), each readable for KEEP whole periods after
+/// it ends (default 2, 0..=10000).
 /// Errors: `ERR board already exists`, `ERR ORDER must be asc or desc`, the
-/// layout's range errors, `ERR syntax error at '…'`.
+/// layout's range errors, `ERR PERIODS must be day, week or month`, `ERR TZ
+/// …`, `ERR KEEP …`, `ERR TZ and KEEP need PERIODS`, `ERR syntax error at '…'`.
 pub fn create(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, create_impl)
 }
 
 fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 2, 10)?;
+    let mut args = Args::new(argv, 2, 24)?;
     let board = super::board(&mut args)?;
     let (mut res, mut min, mut max, mut order) = (Resolution::Seconds, None, None, Order::Desc);
+    let (mut periods, mut tz, mut keep) = (Vec::new(), None, None);
     while let Some(opt) = args.next() {
         match opt.to_ascii_uppercase().as_slice() {
             b"RESOLUTION" => res = parse_resolution(args.value_of("RESOLUTION")?)?,
             b"MIN" => min = Some(parse_i64("MIN", args.value_of("MIN")?)?),
             b"MAX" => max = Some(parse_i64("MAX", args.value_of("MAX")?)?),
             b"ORDER" => order = parse_order(args.value_of("ORDER")?)?,
+            b"PERIODS" => {
+                // One or more period names (repeats are ignored).
+                periods.push(parse_period("PERIODS", args.value_of("PERIODS")?)?);
+                while let Some(p) = args.peek().and_then(|w| parse_period("PERIODS", w).ok()) {
+                    args.next();
+                    periods.push(p);
+                }
+            }
+            b"TZ" => tz = Some(Tz::parse(args.value_of("TZ")?)?),
+            b"KEEP" => {
+                let n = parse_i64("KEEP", args.value_of("KEEP")?)
+                    .ok()
+                    .filter(|n| (0..=period::MAX_KEEP).contains(n));
+                keep = Some(n.ok_or_else(|| {
+                    Fail::Msg(format!(
+                        "ERR KEEP must be an integer between 0 and {}",
+                        period::MAX_KEEP
+                    ))
+                })?);
+            }
             _ => {
                 return Err(Fail::Msg(format!(
                     "ERR syntax error at '{}'",
@@ -87,12 +199,23 @@ fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
     let d = Layout::default_for(res);
     let l = Layout::new(res, min.unwrap_or(d.min), max.unwrap_or(d.max))?.with_order(order);
+    let mut text = l.serialize();
+    if periods.is_empty() {
+        if tz.is_some() || keep.is_some() {
+            return Err(Fail::Msg("ERR TZ and KEEP need PERIODS".into()));
+        }
+    } else {
+        let keep = keep.unwrap_or(period::DEFAULT_KEEP);
+        let spec = Spec::new(&periods, tz.unwrap_or(Tz::UTC), keep)?;
+        text.push(' ');
+        text.push_str(&spec.serialize());
+    }
     let lk = derived(ctx, board, Kind::Layout, &[], true)?;
     // The layout outlives an emptied or deleted ZSET: the board still exists.
     if expect_type(ctx, board, KeyType::ZSet)? || expect_type(ctx, &lk, KeyType::String)? {
         return Err(Fail::Msg("ERR board already exists".into()));
     }
-    call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
+    call(ctx, true, "SET", &[lk.as_slice(), text.as_bytes()])?;
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
@@ -108,8 +231,12 @@ pub fn incr(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 ///   LT only if lower (as ZADD GT/LT); a missing member is always written.
 ///   BEST is GT on a desc board and LT on an asc board (a missing board is
 ///   desc).
-/// - `[score, written]`: the member's score after the command, and 1 if this
-///   command wrote it (a new member, or a better score), 0 if not.
+/// - On a board with periods, the condition applies to each board (the
+///   all-time board and each current period board) separately, against
+///   that board's current score.
+/// - `[score, written]`: the member's score on the all-time board after the
+///   command, and 1 if this command wrote it there (a new member, or a
+///   better score), 0 if not.
 /// - An equal score is never written, so the time it was reached stays.
 ///
 /// Errors: `ERR GT and LT options at the same time are not compatible`,
@@ -168,6 +295,70 @@ fn set_options<'a>(args: &mut Args<'a>) -> Res<(Option<Cond>, Option<&'a [u8]>)>
     Ok((cond, at))
 }
 
+/// A board a write updates, open for writing: the all-time board, or a
+/// period board with the instant (unix ms) it expires at.
+struct Dest<'a> {
+    name: Name<'a>,
+    h: ffi::Key,
+    expiry: Option<i64>,
+}
+
+/// The boards a write at `t_ms` updates: the board itself (open as
+/// `board_h`), then the board of the period containing `t_ms` for each
+/// period of `spec`, except those already expired at `now_ms` (an old AT):
+/// they are not written. Period boards are ACL-checked for writing and
+/// type-checked.
+fn dests<'a>(
+    ctx: &Context,
+    board: &'a RedisString,
+    board_h: ffi::Key,
+    spec: Option<&Spec>,
+    t_ms: i64,
+    now_ms: i64,
+) -> Res<Vec<Dest<'a>>> {
+    let mut out = Vec::with_capacity(4);
+    out.push(Dest {
+        name: Name::Board(board),
+        h: board_h,
+        expiry: None,
+    });
+    if let Some(spec) = spec {
+        for p in spec.periods() {
+            let span = p.containing(t_ms, spec.tz);
+            let expiry = spec.expiry(span);
+            if expiry <= now_ms {
+                continue;
+            }
+            let name = derived(ctx, board, Kind::Period, &[span.id().as_bytes()], true)?;
+            let h = open_typed(ctx, &name, KeyKind::ZSet, true)?;
+            out.push(Dest {
+                name: Name::Derived(name),
+                h,
+                expiry: Some(expiry),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Gives a period board written through `h` its expiry `at` (unix ms) if
+/// it has none (a board just created), replicated as `PEXPIREAT name at`.
+fn period_expiry(ctx: &Context, name: &RedisString, h: &mut ffi::Key, at: i64, now: i64) {
+    if h.ttl().is_some() {
+        return;
+    }
+    h.expire_at(at, now);
+    let at_s = IntText::new(at);
+    super::effect(
+        ctx,
+        name,
+        ffi::Event::Generic,
+        c"expire",
+        c"PEXPIREAT",
+        &[at_s.as_bytes()],
+    );
+}
+
 fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue> {
     // SET takes its options in any order, a flag given twice counting
     // once (as ZADD's): no upper bound, so GT with LT gets its own error.
@@ -183,90 +374,118 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
     } else {
         set_options(&mut args)?
     };
-    let (t, _) = write_time(at)?;
-    // One handle on the board for the type check, the read and the write.
+    let (t, now) = write_time(at)?;
     let lk = derived(ctx, board, Kind::Layout, &[], true)?;
-    let mut board_h = open_typed(ctx, board, KeyKind::ZSet, true)?;
+    // One handle on the board for the type check, the read and the write.
+    let board_h = open_typed(ctx, board, KeyKind::ZSet, true)?;
     let stored = {
         let lk_h = open_typed(ctx, &lk, KeyKind::String, false)?;
         match lk_h.kind() {
             KeyKind::Empty if board_h.kind() == KeyKind::ZSet => return Err(not_rank()),
             KeyKind::Empty => None,
-            _ => Some(Layout::deserialize_cached(lk_h.read())?),
+            _ => Some(parse_settings(lk_h.read())?),
         }
     };
-    let l = stored.unwrap_or_else(|| Layout::default_for(Resolution::Seconds));
-    let old = match board_h.zset_score(member) {
-        None => None,
-        Some(v) => Some(l.decode(v)?),
-    };
-    let new = if add {
-        old.map_or(0, |o| o.0)
-            .checked_add(value)
-            .ok_or_else(|| Fail::Msg(format!("ERR delta {value} would overflow the score")))?
-    } else {
-        value
-    };
-    let reply = |score: i64, written: bool| match cond {
-        None => RedisValue::Integer(score),
-        Some(_) => RedisValue::Array(vec![
-            RedisValue::Integer(score),
-            RedisValue::Integer(written as i64),
-        ]),
-    };
-    if let Some(c) = cond {
+    let (l, spec) = stored.unwrap_or_else(|| (Layout::default_for(Resolution::Seconds), None));
+    // The all-time board and the current board of each period: every new
+    // score is decided (and checked against the layout) before anything is
+    // written, so a refused write changes no board.
+    let mut dests = dests(ctx, board, board_h, spec.as_ref(), t, now)?;
+    // GT/LT/BEST: whether a write must raise (true) or lower the score.
+    let higher = cond.map(|c| match c {
+        Cond::Gt => true,
+        Cond::Lt => false,
+        Cond::Best => l.order == Order::Desc,
+    });
+    if cond.is_some() {
         // The score and time must fit the board even when not written.
-        l.encode(new, t)?;
-        let higher = match c {
-            Cond::Gt => true,
-            Cond::Lt => false,
-            Cond::Best => l.order == Order::Desc,
+        l.encode(value, t)?;
+    }
+    let mut writes: Vec<(usize, f64)> = Vec::with_capacity(dests.len());
+    // The all-time board's score after the command, and whether it is written.
+    let mut reply = (0, false);
+    for (i, d) in dests.iter().enumerate() {
+        // A member new to a period board starts there at 0.
+        let old = match d.h.zset_score(member) {
+            None => None,
+            Some(v) => Some(l.decode(v)?.0),
         };
-        if let Some((o, _)) = old {
-            if !(if higher { new > o } else { new < o }) {
-                return Ok(reply(o, false));
-            }
+        let new = if add {
+            old.unwrap_or(0)
+                .checked_add(value)
+                .ok_or_else(|| Fail::Msg(format!("ERR delta {value} would overflow the score")))?
+        } else {
+            value
+        };
+        // GT/LT/BEST, against this board's own score; then the same score
+        // is not rewritten, so the time it was reached stays.
+        let kept = match (higher, old) {
+            (Some(h), Some(o)) if !(if h { new > o } else { new < o }) => Some(o),
+            _ if old == Some(new) => Some(new),
+            _ => None,
+        };
+        if i == 0 {
+            reply = (kept.unwrap_or(new), kept.is_none());
+        }
+        if kept.is_none() {
+            writes.push((i, l.encode(new, t)?));
         }
     }
-    // Same score: nothing changes, and the time it was reached stays.
-    if old.is_some_and(|o| o.0 == new) {
-        return Ok(reply(new, false));
-    }
-    let packed = l.encode(new, t)?;
     // Every check passed: a new board's layout is stored with its first member.
     if stored.is_none() {
         call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
     }
-    board_h.zset_add(packed, member)?;
-    zadd_effect(ctx, board, &ScoreText::new(packed), member);
-    Ok(reply(new, true))
+    for (i, packed) in writes {
+        let d = &mut dests[i];
+        d.h.zset_add(packed, member)?;
+        zadd_effect(ctx, &d.name, &ScoreText::new(packed), member);
+        if let Some(at) = d.expiry {
+            period_expiry(ctx, &d.name, &mut d.h, at, now);
+        }
+    }
+    Ok(match cond {
+        None => RedisValue::Integer(reply.0),
+        Some(_) => RedisValue::Array(vec![
+            RedisValue::Integer(reply.0),
+            RedisValue::Integer(reply.1 as i64),
+        ]),
+    })
 }
 
-/// `RANK.SCORE K member [WITHTIME]` → score, or `[score, time]`; nil if absent.
+/// `RANK.SCORE K member [WITHTIME] [PERIOD day|week|month [AGO n]]` →
+/// score, or `[score, time]`; nil if absent.
 pub fn score(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, score_impl)
 }
 
 fn score_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 3, 4)?;
+    let mut args = Args::new(argv, 3, 8)?;
     let board = super::board(&mut args)?;
     let member = args.next_rs()?;
-    let withtime = match args.next() {
-        None => false,
-        Some(o) if o.eq_ignore_ascii_case(b"WITHTIME") => true,
-        Some(_) => return Err(Fail::Msg("ERR syntax error: expected WITHTIME".into())),
-    };
-    let Some(l) = layout(ctx, board, false)? else {
+    let (mut withtime, mut period) = (false, None);
+    while let Some(o) = args.next() {
+        match o.to_ascii_uppercase().as_slice() {
+            b"WITHTIME" => withtime = true,
+            b"PERIOD" => period = Some(period_opt(&mut args)?),
+            _ => {
+                return Err(Fail::Msg(
+                    "ERR syntax error: expected WITHTIME or PERIOD".into(),
+                ))
+            }
+        }
+    }
+    let Some((l, key)) = read_target(ctx, board, period)? else {
         return Ok(RedisValue::Null);
     };
-    Ok(match current(ctx, board, &l, member)? {
+    Ok(match current(ctx, &key, &l, member)? {
         None => RedisValue::Null,
         Some((s, _)) if !withtime => RedisValue::Integer(s),
         Some((s, t)) => RedisValue::Array(vec![RedisValue::Integer(s), bulk(format_time_ms(t))]),
     })
 }
 
-/// `RANK.RANK K member [TIES]` → 0-based rank, best first; nil if absent.
+/// `RANK.RANK K member [TIES] [PERIOD day|week|month [AGO n]]` → 0-based
+/// rank, best first; nil if absent.
 /// With TIES: the competition rank (members with a strictly better score:
 /// higher on a desc board, lower on an asc one).
 pub fn rank(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
@@ -274,17 +493,25 @@ pub fn rank(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 }
 
 fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 3, 4)?;
+    let mut args = Args::new(argv, 3, 8)?;
     let board = super::board(&mut args)?;
     let member = args.next_rs()?;
-    let ties = match args.next() {
-        None => false,
-        Some(o) if o.eq_ignore_ascii_case(b"TIES") => true,
-        Some(_) => return Err(Fail::Msg("ERR syntax error: expected TIES".into())),
-    };
-    let Some(l) = layout(ctx, board, false)? else {
+    let (mut ties, mut period) = (false, None);
+    while let Some(o) = args.next() {
+        match o.to_ascii_uppercase().as_slice() {
+            b"TIES" => ties = true,
+            b"PERIOD" => period = Some(period_opt(&mut args)?),
+            _ => {
+                return Err(Fail::Msg(
+                    "ERR syntax error: expected TIES or PERIOD".into(),
+                ))
+            }
+        }
+    }
+    let Some((l, key)) = read_target(ctx, board, period)? else {
         return Ok(RedisValue::Null);
     };
+    let board: &RedisString = &key;
     if !ties {
         let r = call(ctx, false, "ZRANK", &[board.as_slice(), member.as_slice()])?;
         return Ok(reply_int(&r).map_or(RedisValue::Null, RedisValue::Integer));
@@ -303,24 +530,33 @@ fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     Ok(RedisValue::Integer(reply_int(&r).unwrap_or(0)))
 }
 
-/// `RANK.RANGE K start stop [WITHSCORES]` → members by rank (ZRANGE indexes).
+/// `RANK.RANGE K start stop [WITHSCORES] [PERIOD day|week|month [AGO n]]` →
+/// members by rank (ZRANGE indexes).
 pub fn range(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, range_impl)
 }
 
 fn range_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 4, 5)?;
+    let mut args = Args::new(argv, 4, 9)?;
     let board = super::board(&mut args)?;
     let start = parse_i64("start", args.next_rs()?.as_slice())?.to_string();
     let stop = parse_i64("stop", args.next_rs()?.as_slice())?.to_string();
-    let withscores = match args.next() {
-        None => false,
-        Some(o) if o.eq_ignore_ascii_case(b"WITHSCORES") => true,
-        Some(_) => return Err(Fail::Msg("ERR syntax error: expected WITHSCORES".into())),
-    };
-    let Some(l) = layout(ctx, board, false)? else {
+    let (mut withscores, mut period) = (false, None);
+    while let Some(o) = args.next() {
+        match o.to_ascii_uppercase().as_slice() {
+            b"WITHSCORES" => withscores = true,
+            b"PERIOD" => period = Some(period_opt(&mut args)?),
+            _ => {
+                return Err(Fail::Msg(
+                    "ERR syntax error: expected WITHSCORES or PERIOD".into(),
+                ))
+            }
+        }
+    }
+    let Some((l, key)) = read_target(ctx, board, period)? else {
         return Ok(RedisValue::Array(vec![]));
     };
+    let board: &RedisString = &key;
     let r = call(
         ctx,
         false,
@@ -356,7 +592,7 @@ pub fn rem(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, usize::MAX)?;
     let board = super::board(&mut args)?;
-    if layout(ctx, board, false)?.is_none() {
+    if settings(ctx, board, false)?.is_none() {
         return Ok(RedisValue::Integer(0));
     }
     let mut zrem: Vec<&[u8]> = vec![board.as_slice()];
@@ -368,34 +604,41 @@ fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     ))
 }
 
-/// `RANK.CARD K` → number of members.
+/// `RANK.CARD K [PERIOD day|week|month [AGO n]]` → number of members.
 pub fn card(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, card_impl)
 }
 
 fn card_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 2, 2)?;
+    let mut args = Args::new(argv, 2, 6)?;
     let board = super::board(&mut args)?;
-    if layout(ctx, board, false)?.is_none() {
-        return Ok(RedisValue::Integer(0));
+    let mut period = None;
+    while let Some(o) = args.next() {
+        match o.to_ascii_uppercase().as_slice() {
+            b"PERIOD" => period = Some(period_opt(&mut args)?),
+            _ => return Err(Fail::Msg("ERR syntax error: expected PERIOD".into())),
+        }
     }
+    let Some((_, key)) = read_target(ctx, board, period)? else {
+        return Ok(RedisValue::Integer(0));
+    };
     Ok(RedisValue::Integer(
-        reply_int(&call(ctx, false, "ZCARD", &[board.as_slice()])?).unwrap_or(0),
+        reply_int(&call(ctx, false, "ZCARD", &[key.as_slice()])?).unwrap_or(0),
     ))
 }
 
 /// Most neighbours RANK.AROUND returns on each side.
 pub const MAX_AROUND: i64 = 1000;
 
-/// `RANK.AROUND K member n` → `[[rank, member, score], …]`: the member and up
-/// to `n` neighbours on each side, best first, clamped at the ends; empty if
-/// the member is absent.
+/// `RANK.AROUND K member n [PERIOD day|week|month [AGO n]]` → `[[rank,
+/// member, score], …]`: the member and up to `n` neighbours on each side,
+/// best first, clamped at the ends; empty if the member is absent.
 pub fn around(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, around_impl)
 }
 
 fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 4, 4)?;
+    let mut args = Args::new(argv, 4, 8)?;
     let board = super::board(&mut args)?;
     let member = args.next_rs()?.as_slice();
     let n = parse_i64("n", args.next_rs()?.as_slice())?;
@@ -404,9 +647,17 @@ fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             "ERR n must be an integer between 0 and {MAX_AROUND}"
         )));
     }
-    let Some(l) = layout(ctx, board, false)? else {
+    let mut period = None;
+    while let Some(o) = args.next() {
+        match o.to_ascii_uppercase().as_slice() {
+            b"PERIOD" => period = Some(period_opt(&mut args)?),
+            _ => return Err(Fail::Msg("ERR syntax error: expected PERIOD".into())),
+        }
+    }
+    let Some((l, key)) = read_target(ctx, board, period)? else {
         return Ok(RedisValue::Array(vec![]));
     };
+    let board: &RedisString = &key;
     let Some(r) = reply_int(&call(ctx, false, "ZRANK", &[board.as_slice(), member])?) else {
         return Ok(RedisValue::Array(vec![]));
     };
@@ -449,19 +700,19 @@ fn score_bound(name: &str, raw: &[u8], l: &Layout) -> Res<i64> {
     }
 }
 
-/// `RANK.RANGEBYSCORE K min max [LIMIT offset count] [WITHSCORES]` → members
-/// whose score is in `[min, max]` (inclusive, exact; `min` is the lower
-/// number on every board), best first: highest first on a desc board,
-/// lowest first on an asc one.
+/// `RANK.RANGEBYSCORE K min max [LIMIT offset count] [WITHSCORES] [PERIOD
+/// day|week|month [AGO n]]` → members whose score is in `[min, max]`
+/// (inclusive, exact; `min` is the lower number on every board), best
+/// first: highest first on a desc board, lowest first on an asc one.
 pub fn rangebyscore(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, rangebyscore_impl)
 }
 
 fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 4, 8)?;
+    let mut args = Args::new(argv, 4, 12)?;
     let board = super::board(&mut args)?;
     let (raw_min, raw_max) = (args.next_rs()?.as_slice(), args.next_rs()?.as_slice());
-    let (mut limit, mut withscores) = (None, false);
+    let (mut limit, mut withscores, mut period) = (None, false, None);
     while let Some(opt) = args.next() {
         match opt.to_ascii_uppercase().as_slice() {
             b"LIMIT" => {
@@ -473,6 +724,7 @@ fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
                 limit = Some((off, cnt));
             }
             b"WITHSCORES" => withscores = true,
+            b"PERIOD" => period = Some(period_opt(&mut args)?),
             _ => {
                 return Err(Fail::Msg(format!(
                     "ERR syntax error at '{}'",
@@ -481,9 +733,10 @@ fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             }
         }
     }
-    let Some(l) = layout(ctx, board, false)? else {
+    let Some((l, key)) = read_target(ctx, board, period)? else {
         return Ok(RedisValue::Array(vec![]));
     };
+    let board: &RedisString = &key;
     let (min, max) = (
         score_bound("min", raw_min, &l)?.max(l.min),
         score_bound("max", raw_max, &l)?.min(l.max),
@@ -523,9 +776,10 @@ fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 }
 
 /// `RANK.MINCR K delta member [member …]` → the new score of each member, in
-/// argument order. All or nothing: if any new score is out of range, nothing
-/// is written. Uses the server clock. It takes no GT/LT: the sign of `delta`
-/// already decides whether every score goes up or down.
+/// argument order. All or nothing: if any new score is out of range, on the
+/// board or on one of its period boards, nothing is written. Uses the
+/// server clock. It takes no GT/LT: the sign of `delta` already decides
+/// whether every score goes up or down.
 pub fn mincr(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     guard(ctx, args, mincr_impl)
 }
@@ -534,72 +788,96 @@ fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, usize::MAX)?;
     let board = super::board(&mut args)?;
     let delta = parse_i64("delta", args.next_rs()?.as_slice())?;
-    let (t, _) = write_time(None)?;
-    let stored = layout(ctx, board, true)?;
-    let l = stored.unwrap_or_else(|| Layout::default_for(Resolution::Seconds));
-    // Plan every write first (a member named twice gets delta twice): one
-    // read handle on the board, and each member's latest plan entry found
-    // by hash, so the plan costs O(n) lookups, not O(n²).
-    let mut plan: Vec<(&RedisString, i64, Option<f64>)> = Vec::with_capacity(argv.len() - 3);
-    let mut latest: HashMap<&[u8], usize> = HashMap::with_capacity(argv.len() - 3);
-    {
-        let board_h = ffi::Key::open(ctx, board, false);
-        while let Ok(member) = args.next_rs() {
-            let old = match latest.get(member.as_slice()) {
-                Some(&i) => Some(plan[i].1),
-                None => match board_h.zset_score(member) {
-                    None => None,
-                    Some(v) => Some(l.decode(v)?.0),
-                },
+    let (t, now) = write_time(None)?;
+    let stored = settings(ctx, board, true)?;
+    let (l, spec) = stored.unwrap_or_else(|| (Layout::default_for(Resolution::Seconds), None));
+    let mut members: Vec<&RedisString> = Vec::with_capacity(argv.len() - 3);
+    while let Ok(m) = args.next_rs() {
+        members.push(m);
+    }
+    let board_h = ffi::Key::open(ctx, board, true);
+    let mut dests = dests(ctx, board, board_h, spec.as_ref(), t, now)?;
+    // Plan every board first (a member named twice gets delta twice): per
+    // board each distinct member's running score found by hash, so the plan
+    // costs O(n) lookups, not O(n²). A member new to a period board starts
+    // there at 0.
+    let mut out = Vec::with_capacity(members.len());
+    let mut writes: Vec<Vec<(&RedisString, f64)>> = Vec::with_capacity(dests.len());
+    for (i, d) in dests.iter().enumerate() {
+        let h = &d.h;
+        // Distinct members in first-seen order: (member, stored score, running score).
+        let mut seen: Vec<(&RedisString, Option<i64>, i64)> = Vec::with_capacity(members.len());
+        let mut index: HashMap<&[u8], usize> = HashMap::with_capacity(members.len());
+        for &member in &members {
+            let j = match index.get(member.as_slice()) {
+                Some(&j) => j,
+                None => {
+                    let old = match h.zset_score(member) {
+                        None => None,
+                        Some(v) => Some(l.decode(v)?.0),
+                    };
+                    index.insert(member.as_slice(), seen.len());
+                    seen.push((member, old, old.unwrap_or(0)));
+                    seen.len() - 1
+                }
             };
-            let new = old
-                .unwrap_or(0)
+            let new = seen[j]
+                .2
                 .checked_add(delta)
                 .ok_or_else(|| Fail::Msg(format!("ERR delta {delta} would overflow the score")))?;
-            let packed = if old == Some(new) {
-                None
-            } else {
-                Some(l.encode(new, t)?)
-            };
-            latest.insert(member.as_slice(), plan.len());
-            plan.push((member, new, packed));
+            seen[j].2 = new;
+            if i == 0 {
+                out.push(RedisValue::Integer(new));
+            }
         }
+        // Each member's final score, where it changes (a new member is
+        // added even at 0).
+        let mut w = Vec::with_capacity(seen.len());
+        for (member, old, new) in seen {
+            if old != Some(new) {
+                w.push((member, l.encode(new, t)?));
+            }
+        }
+        writes.push(w);
     }
     if stored.is_none() {
         let lk = derived(ctx, board, Kind::Layout, &[], true)?;
         call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
     }
-    // Write each member's final score once, through one write handle (only
-    // if something changes: closing a write handle signals the key). Each
-    // write is replicated as its exact ZADD; the `zadd` event and the WATCH
-    // signal fire once, as for one ZADD of many members.
-    let mut out = Vec::with_capacity(plan.len());
-    let mut board_w: Option<ffi::Key> = None;
-    for (i, (member, new, packed)) in plan.iter().enumerate() {
-        if let Some(p) = packed {
-            if latest.get(member.as_slice()) == Some(&i) {
-                let h = board_w.get_or_insert_with(|| ffi::Key::open(ctx, board, true));
-                h.zset_add(*p, member)?;
-                let text = crate::parse::ScoreText::new(*p);
-                ffi::replicate_zadd(ctx, board, text.as_bytes(), member);
-            }
+    // Write each board's changes (only if something changes). Each write is
+    // replicated as its exact ZADD; the `zadd` event and the WATCH signal
+    // fire once per board, as for one ZADD of many members.
+    for (d, w) in dests.iter_mut().zip(&writes) {
+        if w.is_empty() {
+            continue;
         }
-        out.push(RedisValue::Integer(*new));
-    }
-    if board_w.is_some() {
-        ffi::notify(ctx, ffi::Event::ZSet, c"zadd", board);
-        ffi::signal_modified(ctx, board);
+        for (member, p) in w {
+            d.h.zset_add(*p, member)?;
+            let text = ScoreText::new(*p);
+            ffi::replicate_zadd(ctx, &d.name, text.as_bytes(), member);
+        }
+        ffi::notify(ctx, ffi::Event::ZSet, c"zadd", &d.name);
+        ffi::signal_modified(ctx, &d.name);
+        if let Some(at) = d.expiry {
+            period_expiry(ctx, &d.name, &mut d.h, at, now);
+        }
     }
     Ok(RedisValue::Array(out))
 }
 
 /// The keys RANK.DROP deletes besides the board ZSET `K`: every derived key
-/// a RANK board owns, as (kind, parts) for [`crate::keys::derived`]. Today
-/// only the layout; a new kind of RANK-owned key (period boards…) adds its
-/// keys here, from the layout that describes them, and RANK.DROP deletes
-/// them with the rest.
-fn owned_keys(_l: &Layout) -> Vec<(Kind, Vec<Vec<u8>>)> {
-    vec![(Kind::Layout, vec![])]
+/// a RANK board owns, as (kind, parts) for [`crate::keys::derived`]: the
+/// layout, and for a board with periods every period board that can still
+/// be alive at `now_ms` ([`Spec::live_ids`]: writes are never later than
+/// the server clock, so no other exists).
+fn owned_keys(spec: Option<&Spec>, now_ms: i64) -> Vec<(Kind, Vec<Vec<u8>>)> {
+    let mut out = vec![(Kind::Layout, vec![])];
+    if let Some(spec) = spec {
+        for id in spec.live_ids(now_ms) {
+            out.push((Kind::Period, vec![id.into_bytes()]));
+        }
+    }
+    out
 }
 
 /// `RANK.DROP K` → the number of keys deleted: the board ZSET and every key
@@ -616,13 +894,13 @@ pub fn drop_board(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 2)?;
     let board = super::board(&mut args)?;
-    let Some(l) = layout(ctx, board, true)? else {
+    let Some((_, spec)) = settings(ctx, board, true)? else {
         return Ok(RedisValue::Integer(0));
     };
     // Every name first, each ACL-checked for writing: nothing is deleted
     // unless all may be.
     let mut names = vec![board.clone()];
-    for (kind, parts) in owned_keys(&l) {
+    for (kind, parts) in owned_keys(spec.as_ref(), ffi::now_ms()) {
         let p: Vec<&[u8]> = parts.iter().map(|v| v.as_slice()).collect();
         names.push(derived(ctx, board, kind, &p, true)?);
     }

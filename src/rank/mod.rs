@@ -17,6 +17,8 @@
 //! first, exact for every key (no rounding, unlike packing below 2^53), and
 //! equal (score, time) pairs fall back to the ZSET's member order, ascending.
 
+pub mod period;
+
 /// Start of every layout's time range: 2020-01-01T00:00:00Z, in milliseconds.
 pub const EPOCH_MS: i64 = 1_577_836_800_000;
 /// Bits of the packed key.

@@ -1,0 +1,1144 @@
+//! Integration tests of periodic boards (`RANK.CREATE … PERIODS … [TZ]
+//! [KEEP]`, `PERIOD p [AGO n]` reads) against a real server: calendar
+//! boundaries written with AT (month and year ends, the ISO week across a
+//! new year, the leap day, TZ ±14:00), INCR/SET/MINCR updating every board
+//! all or nothing, period key names and exact expiries, AGO reads, effects
+//! replication to a replica without the module, ACL and cluster slots.
+//!
+//! Expected period ids and instants come from the pure core
+//! (`hotrank::rank::period`, unit-tested on its own).
+//!
+//! Run against Valkey with `HOTRANK_SERVER=/path/to/valkey-server`.
+
+mod common;
+use common::*;
+use hotrank::keys::{self, Kind};
+use hotrank::rank::period::{days_from_civil, Period, Span, Spec, Tz, DAY_MS};
+use redis::{Connection, Value};
+use std::time::{Duration, Instant};
+
+// ---------------------------------------------------------------- helpers
+
+/// Unix ms of `y-m-d hh:mm:ss` UTC.
+fn utc(y: i64, m: u32, d: u32, hh: i64, mm: i64, ss: i64) -> i64 {
+    days_from_civil(y, m, d) * DAY_MS + ((hh * 60 + mm) * 60 + ss) * 1000
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis() as i64
+}
+
+/// `AT` text of an instant in ms.
+fn at(ms: i64) -> String {
+    format!("{}.{:03}", ms.div_euclid(1000), ms.rem_euclid(1000))
+}
+
+fn tz(s: &str) -> Tz {
+    Tz::parse(s.as_bytes()).expect("tz")
+}
+
+fn bcmd(args: &[&[u8]]) -> redis::Cmd {
+    let mut c = redis::cmd(std::str::from_utf8(args[0]).expect("command name"));
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    c
+}
+
+fn ok(c: &mut Connection, args: &[&str]) -> Value {
+    q(c, args).unwrap_or_else(|e| panic!("{args:?} failed: {e}"))
+}
+
+/// The name of a period board of `board`.
+fn pkey(board: &str, id: &str) -> Vec<u8> {
+    keys::derived(board.as_bytes(), Kind::Period, &[id.as_bytes()])
+}
+
+fn exists(c: &mut Connection, key: &[u8]) -> bool {
+    let n: i64 = bcmd(&[b"EXISTS", key]).query(c).expect("EXISTS");
+    n == 1
+}
+
+/// `PEXPIRETIME key` (-1: no expiry, -2: missing).
+fn pexpiretime(c: &mut Connection, key: &[u8]) -> i64 {
+    bcmd(&[b"PEXPIRETIME", key]).query(c).expect("PEXPIRETIME")
+}
+
+/// How many periods before the current one (server clock = this clock)
+/// the period of `p` containing `t_ms` is.
+fn ago(p: Period, z: Tz, t_ms: i64) -> i64 {
+    p.containing(now_ms(), z).index - p.containing(t_ms, z).index
+}
+
+/// `RANK.SCORE board member PERIOD p AGO n` for the period containing `t_ms`.
+fn pscore(c: &mut Connection, board: &str, member: &str, p: Period, z: Tz, t_ms: i64) -> Value {
+    let n = ago(p, z, t_ms).to_string();
+    ok(
+        c,
+        &["RANK.SCORE", board, member, "PERIOD", p.name(), "AGO", &n],
+    )
+}
+
+/// The members and scores of a period board, read through its key: `[(member, score)]`.
+fn board_of(c: &mut Connection, board: &str, id: &str) -> Vec<(String, i64)> {
+    let s = Span::parse_id(id).expect("an id");
+    // A period that is not current: read it by AGO in UTC boards only.
+    let n = s.period.containing(now_ms(), Tz::UTC).index - s.index;
+    let v: Vec<(String, i64)> = redis::cmd("RANK.RANGE")
+        .arg(board)
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .arg("PERIOD")
+        .arg(s.period.name())
+        .arg("AGO")
+        .arg(n)
+        .query(c)
+        .expect("RANK.RANGE PERIOD");
+    v
+}
+
+fn pairs(v: &[(&str, i64)]) -> Vec<(String, i64)> {
+    v.iter().map(|(m, s)| (m.to_string(), *s)).collect()
+}
+
+/// A key and its ZSET members with their packed scores.
+type KeyDump = (Vec<u8>, Vec<(Vec<u8>, String)>);
+
+fn int(v: i64) -> Value {
+    Value::Int(v)
+}
+
+// ---------------------------------------------------------------- create
+
+#[test]
+fn create_stores_periods_in_the_layout_and_checks_them() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    ok(
+        c,
+        &[
+            "RANK.CREATE",
+            "lb",
+            "PERIODS",
+            "month",
+            "DAY",
+            "week",
+            "day",
+            "TZ",
+            "+14:00",
+        ],
+    );
+    let layout: Vec<u8> = bcmd(&[b"GET", &keys::derived(b"lb", Kind::Layout, &[])])
+        .query(c)
+        .expect("GET");
+    assert_eq!(
+        String::from_utf8(layout).unwrap(),
+        "v1 s -1073741824 1073741823 periods day,week,month tz +14:00 keep 2"
+    );
+    ok(
+        c,
+        &[
+            "RANK.CREATE",
+            "lb2",
+            "RESOLUTION",
+            "ms",
+            "MIN",
+            "0",
+            "MAX",
+            "9",
+            "PERIODS",
+            "week",
+            "KEEP",
+            "0",
+            "TZ",
+            "-03:30",
+        ],
+    );
+    let layout: Vec<u8> = bcmd(&[b"GET", &keys::derived(b"lb2", Kind::Layout, &[])])
+        .query(c)
+        .expect("GET");
+    assert_eq!(
+        String::from_utf8(layout).unwrap(),
+        "v1 ms 0 9 periods week tz -03:30 keep 0"
+    );
+    for (args, want) in [
+        (
+            &["RANK.CREATE", "n", "PERIODS"][..],
+            "ERR PERIODS needs a value",
+        ),
+        (
+            &["RANK.CREATE", "n", "PERIODS", "year"],
+            "ERR PERIODS must be day, week or month",
+        ),
+        (
+            &["RANK.CREATE", "n", "PERIODS", "day", "year"],
+            "ERR syntax error at 'year'",
+        ),
+        (
+            &["RANK.CREATE", "n", "TZ", "+01:00"],
+            "ERR TZ and KEEP need PERIODS",
+        ),
+        (
+            &["RANK.CREATE", "n", "KEEP", "3"],
+            "ERR TZ and KEEP need PERIODS",
+        ),
+        (
+            &["RANK.CREATE", "n", "PERIODS", "day", "TZ", "+14:01"],
+            "ERR TZ must be a UTC offset +hh:mm or -hh:mm between -14:00 and +14:00",
+        ),
+        (
+            &["RANK.CREATE", "n", "PERIODS", "day", "TZ", "UTC"],
+            "ERR TZ must be a UTC offset +hh:mm or -hh:mm between -14:00 and +14:00",
+        ),
+        (
+            &["RANK.CREATE", "n", "PERIODS", "day", "KEEP", "-1"],
+            "ERR KEEP must be an integer between 0 and 10000",
+        ),
+        (
+            &["RANK.CREATE", "n", "PERIODS", "day", "KEEP", "10001"],
+            "ERR KEEP must be an integer between 0 and 10000",
+        ),
+        (
+            &["RANK.CREATE", "lb", "PERIODS", "day"],
+            "ERR board already exists",
+        ),
+    ] {
+        assert_eq!(err(c, args), want, "{args:?}");
+    }
+    assert!(!exists(c, &keys::derived(b"n", Kind::Layout, &[])));
+    // Reads of a period the board does not have, or of a board without periods.
+    ok(c, &["RANK.SET", "plain", "a", "1"]);
+    for (args, want) in [
+        (
+            &["RANK.SCORE", "lb2", "a", "PERIOD", "day"][..],
+            "ERR board has no day period",
+        ),
+        (
+            &["RANK.CARD", "plain", "PERIOD", "week"],
+            "ERR board has no week period",
+        ),
+        (
+            &["RANK.CARD", "lb", "PERIOD", "year"],
+            "ERR PERIOD must be day, week or month",
+        ),
+        (&["RANK.CARD", "lb", "PERIOD"], "ERR PERIOD needs a value"),
+        (
+            &["RANK.CARD", "lb", "PERIOD", "day", "AGO"],
+            "ERR AGO needs a value",
+        ),
+        (
+            &["RANK.CARD", "lb", "PERIOD", "day", "AGO", "-1"],
+            "ERR AGO must be an integer >= 0",
+        ),
+        (
+            &["RANK.CARD", "lb", "PERIOD", "day", "AGO", "x"],
+            "ERR AGO must be an integer >= 0",
+        ),
+        (
+            &["RANK.CARD", "lb", "AGO", "1"],
+            "ERR syntax error: expected PERIOD",
+        ),
+    ] {
+        assert_eq!(err(c, args), want, "{args:?}");
+    }
+    // A missing board reads empty, whatever PERIOD.
+    assert_eq!(ok(c, &["RANK.CARD", "missing", "PERIOD", "month"]), int(0));
+    assert_eq!(
+        ok(c, &["RANK.SCORE", "missing", "a", "PERIOD", "day"]),
+        Value::Nil
+    );
+}
+
+// ---------------------------------------------------------------- boundaries
+
+#[test]
+fn month_and_year_ends_split_the_boards() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    ok(
+        c,
+        &[
+            "RANK.CREATE",
+            "lb",
+            "RESOLUTION",
+            "ms",
+            "PERIODS",
+            "day",
+            "month",
+            "KEEP",
+            "10000",
+        ],
+    );
+    let writes = [
+        (
+            utc(2026, 1, 31, 23, 59, 59) + 999,
+            1,
+            "d2026-01-31",
+            "m2026-01",
+        ),
+        (utc(2026, 2, 1, 0, 0, 0), 2, "d2026-02-01", "m2026-02"),
+        (utc(2026, 2, 28, 23, 59, 59), 4, "d2026-02-28", "m2026-02"),
+        (utc(2026, 3, 1, 0, 0, 0), 8, "d2026-03-01", "m2026-03"),
+        (
+            utc(2025, 12, 31, 23, 59, 59) + 999,
+            16,
+            "d2025-12-31",
+            "m2025-12",
+        ),
+        (utc(2026, 1, 1, 0, 0, 0), 32, "d2026-01-01", "m2026-01"),
+    ];
+    for (t, d, _, _) in writes {
+        ok(c, &["RANK.INCR", "lb", "a", &d.to_string(), "AT", &at(t)]);
+    }
+    assert_eq!(ok(c, &["RANK.SCORE", "lb", "a"]), int(63));
+    for (_, d, day, _) in writes {
+        assert!(exists(c, &pkey("lb", day)), "{day}");
+        assert_eq!(board_of(c, "lb", day), pairs(&[("a", d)]), "{day}");
+    }
+    assert_eq!(board_of(c, "lb", "m2026-01"), pairs(&[("a", 33)]));
+    assert_eq!(board_of(c, "lb", "m2026-02"), pairs(&[("a", 6)]));
+    assert_eq!(board_of(c, "lb", "m2026-03"), pairs(&[("a", 8)]));
+    assert_eq!(board_of(c, "lb", "m2025-12"), pairs(&[("a", 16)]));
+    // The reads by AGO agree with the period of each instant.
+    for (t, d, _, _) in writes {
+        assert_eq!(pscore(c, "lb", "a", Period::Day, Tz::UTC, t), int(d));
+    }
+    // Six day boards, four month boards, the board and its layout.
+    let n: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(c).expect("KEYS");
+    assert_eq!(n.len(), 12, "{n:?}");
+}
+
+#[test]
+fn iso_week_across_new_year() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    ok(
+        c,
+        &["RANK.CREATE", "lb", "PERIODS", "week", "KEEP", "10000"],
+    );
+    for (y, m, d, pts, id) in [
+        (2020, 12, 31, 1, "w2020-W53"),
+        (2021, 1, 3, 2, "w2020-W53"),
+        (2021, 1, 4, 4, "w2021-W01"),
+        (2024, 12, 29, 8, "w2024-W52"),
+        (2024, 12, 30, 16, "w2025-W01"),
+        (2025, 1, 5, 32, "w2025-W01"),
+        (2025, 1, 6, 64, "w2025-W02"),
+    ] {
+        let t = utc(y, m, d, 12, 0, 0);
+        assert_eq!(Period::Week.containing(t, Tz::UTC).id(), id);
+        ok(c, &["RANK.INCR", "lb", "p", &pts.to_string(), "AT", &at(t)]);
+        assert!(exists(c, &pkey("lb", id)), "{id}");
+    }
+    // Sunday 23:59:59 and Monday 00:00:00 fall in different weeks.
+    ok(
+        c,
+        &[
+            "RANK.INCR",
+            "lb",
+            "q",
+            "1",
+            "AT",
+            &at(utc(2021, 1, 3, 23, 59, 59)),
+        ],
+    );
+    ok(
+        c,
+        &[
+            "RANK.INCR",
+            "lb",
+            "q",
+            "10",
+            "AT",
+            &at(utc(2021, 1, 4, 0, 0, 0)),
+        ],
+    );
+    assert_eq!(board_of(c, "lb", "w2020-W53"), pairs(&[("p", 3), ("q", 1)]));
+    assert_eq!(
+        board_of(c, "lb", "w2021-W01"),
+        pairs(&[("q", 10), ("p", 4)])
+    );
+    assert_eq!(board_of(c, "lb", "w2024-W52"), pairs(&[("p", 8)]));
+    assert_eq!(board_of(c, "lb", "w2025-W01"), pairs(&[("p", 48)]));
+    assert_eq!(board_of(c, "lb", "w2025-W02"), pairs(&[("p", 64)]));
+    assert_eq!(ok(c, &["RANK.SCORE", "lb", "p"]), int(127));
+}
+
+#[test]
+fn leap_day_has_its_own_board() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    ok(
+        c,
+        &[
+            "RANK.CREATE",
+            "lb",
+            "PERIODS",
+            "day",
+            "month",
+            "KEEP",
+            "10000",
+        ],
+    );
+    for (t, pts) in [
+        (utc(2024, 2, 28, 23, 59, 59), 1),
+        (utc(2024, 2, 29, 0, 0, 0), 2),
+        (utc(2024, 2, 29, 23, 59, 59), 4),
+        (utc(2024, 3, 1, 0, 0, 0), 8),
+    ] {
+        ok(c, &["RANK.INCR", "lb", "a", &pts.to_string(), "AT", &at(t)]);
+    }
+    assert_eq!(board_of(c, "lb", "d2024-02-28"), pairs(&[("a", 1)]));
+    assert_eq!(board_of(c, "lb", "d2024-02-29"), pairs(&[("a", 6)]));
+    assert_eq!(board_of(c, "lb", "d2024-03-01"), pairs(&[("a", 8)]));
+    assert_eq!(board_of(c, "lb", "m2024-02"), pairs(&[("a", 7)]));
+    assert_eq!(board_of(c, "lb", "m2024-03"), pairs(&[("a", 8)]));
+}
+
+#[test]
+fn time_zones_move_instants_to_other_periods() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    // 2025-12-31 10:00 UTC: 2026-01-01 00:00 at +14:00 (Thursday, 2026-W01),
+    // 2025-12-30 22:00 at -12:00 (Tuesday, 2026-W01), 20:00 at -14:00.
+    let t = utc(2025, 12, 31, 10, 0, 0);
+    let cases = [
+        ("e", "+14:00", ["d2026-01-01", "w2026-W01", "m2026-01"]),
+        ("u", "+00:00", ["d2025-12-31", "w2026-W01", "m2025-12"]),
+        ("w", "-12:00", ["d2025-12-30", "w2026-W01", "m2025-12"]),
+        ("x", "-14:00", ["d2025-12-30", "w2026-W01", "m2025-12"]),
+    ];
+    for (board, offset, ids) in cases {
+        ok(
+            c,
+            &[
+                "RANK.CREATE",
+                board,
+                "PERIODS",
+                "day",
+                "week",
+                "month",
+                "TZ",
+                offset,
+                "KEEP",
+                "10000",
+            ],
+        );
+        ok(c, &["RANK.INCR", board, "a", "5", "AT", &at(t)]);
+        // One second earlier: the day before at +14:00.
+        ok(c, &["RANK.INCR", board, "b", "1", "AT", &at(t - 1000)]);
+        for (p, id) in Period::ALL.into_iter().zip(ids) {
+            assert_eq!(p.containing(t, tz(offset)).id(), id);
+            assert!(exists(c, &pkey(board, id)), "{board} {id}");
+            assert_eq!(
+                pscore(c, board, "a", p, tz(offset), t),
+                int(5),
+                "{board} {id}"
+            );
+        }
+    }
+    // b at 09:59:59 UTC is 2025-12-31 23:59:59 at +14:00: alone on that day.
+    let v: Vec<String> = bcmd(&[b"ZRANGE", &pkey("e", "d2025-12-31"), b"0", b"-1"])
+        .query(c)
+        .expect("ZRANGE");
+    assert_eq!(v, ["b"]);
+    assert!(exists(c, &pkey("e", "m2025-12")));
+    // Reads use the board's TZ for the current period.
+    for (board, offset) in [("e", "+14:00"), ("x", "-14:00")] {
+        ok(c, &["RANK.INCR", board, "now", "1"]);
+        let now = now_ms();
+        for p in Period::ALL {
+            let id = p.containing(now, tz(offset)).id();
+            assert!(exists(c, &pkey(board, &id)), "{board} {id}");
+            assert_eq!(
+                ok(c, &["RANK.SCORE", board, "now", "PERIOD", p.name()]),
+                int(1)
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------- writes
+
+#[test]
+fn incr_set_mincr_update_every_board() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    ok(c, &["RANK.CREATE", "lb", "PERIODS", "day", "week", "month"]);
+    let now = now_ms();
+    // Earlier this week or last week, and last month: their boards are
+    // still alive with KEEP 2.
+    let last_month = Period::Month
+        .containing(now, Tz::UTC)
+        .ago(1)
+        .start_ms(Tz::UTC)
+        + 3_600_000;
+    ok(c, &["RANK.INCR", "lb", "a", "5", "AT", &at(last_month)]);
+    ok(c, &["RANK.INCR", "lb", "a", "3"]);
+    assert_eq!(ok(c, &["RANK.SCORE", "lb", "a"]), int(8));
+    // A member new to a period starts there at 0.
+    for p in Period::ALL {
+        assert_eq!(
+            ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", p.name()]),
+            int(3),
+            "{p:?}"
+        );
+    }
+    assert_eq!(
+        ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", "month", "AGO", "1"]),
+        int(5)
+    );
+    // Last month's day board had expired (KEEP 2 days): not written.
+    let old_day = Period::Day.containing(last_month, Tz::UTC).id();
+    assert!(!exists(c, &pkey("lb", &old_day)), "{old_day}");
+    // SET sets every current board.
+    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "100"]), int(100));
+    assert_eq!(ok(c, &["RANK.SET", "lb", "b", "7"]), int(7));
+    for p in Period::ALL {
+        assert_eq!(
+            ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", p.name()]),
+            int(100)
+        );
+        assert_eq!(
+            ok(
+                c,
+                &[
+                    "RANK.RANGE",
+                    "lb",
+                    "0",
+                    "-1",
+                    "WITHSCORES",
+                    "PERIOD",
+                    p.name()
+                ]
+            ),
+            Value::Array(vec![
+                Value::BulkString(b"a".to_vec()),
+                int(100),
+                Value::BulkString(b"b".to_vec()),
+                int(7)
+            ])
+        );
+    }
+    assert_eq!(
+        ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", "month", "AGO", "1"]),
+        int(5)
+    );
+    // MINCR: a member named twice gets delta twice, on every board.
+    assert_eq!(
+        ok(c, &["RANK.MINCR", "lb", "2", "a", "c", "a"]),
+        Value::Array(vec![int(102), int(2), int(104)])
+    );
+    for p in Period::ALL {
+        assert_eq!(
+            ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", p.name()]),
+            int(104)
+        );
+        assert_eq!(
+            ok(c, &["RANK.SCORE", "lb", "c", "PERIOD", p.name()]),
+            int(2)
+        );
+        assert_eq!(ok(c, &["RANK.CARD", "lb", "PERIOD", p.name()]), int(3));
+        assert_eq!(ok(c, &["RANK.RANK", "lb", "c", "PERIOD", p.name()]), int(2));
+        assert_eq!(
+            ok(
+                c,
+                &["RANK.RANGEBYSCORE", "lb", "5", "+inf", "PERIOD", p.name()]
+            ),
+            Value::Array(vec![
+                Value::BulkString(b"a".to_vec()),
+                Value::BulkString(b"b".to_vec())
+            ])
+        );
+        assert_eq!(
+            ok(c, &["RANK.AROUND", "lb", "b", "0", "PERIOD", p.name()]),
+            Value::Array(vec![Value::Array(vec![
+                int(1),
+                Value::BulkString(b"b".to_vec()),
+                int(7)
+            ])])
+        );
+    }
+    assert_eq!(ok(c, &["RANK.SCORE", "lb", "a"]), int(104));
+    // A member new to the board and named twice with delta 0 is added at 0.
+    assert_eq!(
+        ok(c, &["RANK.MINCR", "lb", "0", "z", "z"]),
+        Value::Array(vec![int(0), int(0)])
+    );
+    assert_eq!(ok(c, &["RANK.SCORE", "lb", "z"]), int(0));
+    assert_eq!(ok(c, &["RANK.SCORE", "lb", "z", "PERIOD", "day"]), int(0));
+}
+
+#[test]
+fn a_score_out_of_range_in_one_board_writes_nothing() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    ok(
+        c,
+        &[
+            "RANK.CREATE",
+            "lb",
+            "MIN",
+            "0",
+            "MAX",
+            "10",
+            "PERIODS",
+            "day",
+            "week",
+            "KEEP",
+            "0",
+        ],
+    );
+    // 10 points long ago: on the all-time board only (KEEP 0: expired boards).
+    ok(c, &["RANK.INCR", "lb", "a", "10", "AT", "1700000000"]);
+    let snapshot = |c: &mut Connection| -> Vec<KeyDump> {
+        let mut ks: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(c).expect("KEYS");
+        ks.sort();
+        ks.into_iter()
+            .map(|k| {
+                let v: Vec<(Vec<u8>, String)> = bcmd(&[b"ZRANGE", &k, b"0", b"-1", b"WITHSCORES"])
+                    .query(c)
+                    .unwrap_or_default();
+                (k, v)
+            })
+            .collect()
+    };
+    let before = snapshot(c);
+    assert_eq!(before.len(), 2, "board and layout only");
+    // The all-time board could go to 7, the period boards cannot go to -3.
+    let want = "ERR score -3 is out of range [0, 10] of this board";
+    assert_eq!(err(c, &["RANK.INCR", "lb", "a", "-3"]), want);
+    assert_eq!(err(c, &["RANK.MINCR", "lb", "-3", "a"]), want);
+    assert_eq!(snapshot(c), before);
+    assert_eq!(ok(c, &["RANK.SCORE", "lb", "a"]), int(10));
+    // Now the period boards hold 10 and the all-time board loses a (REM is
+    // all-time only): INCR 1 fits there (1) but not in the period boards (11).
+    ok(c, &["RANK.SET", "lb", "a", "10"]);
+    ok(c, &["RANK.REM", "lb", "a"]);
+    let before = snapshot(c);
+    let want = "ERR score 11 is out of range [0, 10] of this board";
+    assert_eq!(err(c, &["RANK.INCR", "lb", "a", "1"]), want);
+    assert_eq!(err(c, &["RANK.MINCR", "lb", "1", "b", "a"]), want);
+    assert_eq!(snapshot(c), before);
+    // A period key of the wrong type refuses the write too, writing nothing.
+    let day = Period::Day.containing(now_ms(), Tz::UTC).id();
+    bcmd(&[b"DEL", &pkey("lb", &day)])
+        .query::<i64>(c)
+        .expect("DEL");
+    bcmd(&[b"SET", &pkey("lb", &day), b"x"])
+        .query::<()>(c)
+        .expect("SET");
+    let before = snapshot(c);
+    assert!(err(c, &["RANK.INCR", "lb", "n", "1"]).starts_with("WRONGTYPE"));
+    assert!(err(c, &["RANK.SET", "lb", "n", "1"]).starts_with("WRONGTYPE"));
+    assert!(err(c, &["RANK.MINCR", "lb", "1", "n"]).starts_with("WRONGTYPE"));
+    assert!(err(c, &["RANK.CARD", "lb", "PERIOD", "day"]).starts_with("WRONGTYPE"));
+    assert_eq!(snapshot(c), before);
+}
+
+#[test]
+fn period_boards_expire_keep_periods_after_their_end() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    ok(
+        c,
+        &[
+            "RANK.CREATE",
+            "lb",
+            "PERIODS",
+            "day",
+            "week",
+            "month",
+            "TZ",
+            "+05:30",
+            "KEEP",
+            "3",
+        ],
+    );
+    let z = tz("+05:30");
+    let spec = Spec::new(&Period::ALL, z, 3).unwrap();
+    ok(c, &["RANK.INCR", "lb", "a", "1"]);
+    let now = now_ms();
+    for p in Period::ALL {
+        let span = p.containing(now, z);
+        let k = pkey("lb", &span.id());
+        assert_eq!(pexpiretime(c, &k), spec.expiry(span), "{}", span.id());
+        assert!(spec.expiry(span) > span.end_ms(z));
+    }
+    assert_eq!(
+        pexpiretime(c, &pkey("lb", &Period::Day.containing(now, z).id())),
+        Period::Day.containing(now, z).end_ms(z) + 3 * DAY_MS
+    );
+    // The all-time board and the layout never expire.
+    assert_eq!(pexpiretime(c, b"lb"), -1);
+    assert_eq!(pexpiretime(c, &keys::derived(b"lb", Kind::Layout, &[])), -1);
+    // Later writes keep the expiry; a board that lost it gets it back.
+    let day = pkey("lb", &Period::Day.containing(now, z).id());
+    let e = pexpiretime(c, &day);
+    ok(c, &["RANK.INCR", "lb", "a", "1"]);
+    assert_eq!(pexpiretime(c, &day), e);
+    bcmd(&[b"PERSIST", &day]).query::<i64>(c).expect("PERSIST");
+    ok(c, &["RANK.SET", "lb", "b", "4"]);
+    assert_eq!(pexpiretime(c, &day), e);
+    // A write whose period board has already expired skips that board: 5
+    // days ago (KEEP 3) writes the week and month boards only.
+    let old = now - 5 * DAY_MS;
+    ok(c, &["RANK.INCR", "lb", "old", "1", "AT", &at(old)]);
+    assert!(!exists(
+        c,
+        &pkey("lb", &Period::Day.containing(old, z).id())
+    ));
+    assert_eq!(ok(c, &["RANK.SCORE", "lb", "old"]), int(1));
+    assert_eq!(
+        ok(c, &["RANK.SCORE", "lb", "old", "PERIOD", "day", "AGO", "5"]),
+        Value::Nil
+    );
+    for p in [Period::Week, Period::Month] {
+        assert_eq!(pscore(c, "lb", "old", p, z, old), int(1));
+    }
+}
+
+#[test]
+fn ago_reads_previous_periods() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    ok(c, &["RANK.CREATE", "lb", "PERIODS", "day", "KEEP", "1"]);
+    let now = now_ms();
+    ok(
+        c,
+        &["RANK.INCR", "lb", "a", "1", "AT", &at(now - 2 * DAY_MS)],
+    );
+    ok(c, &["RANK.INCR", "lb", "a", "2", "AT", &at(now - DAY_MS)]);
+    ok(c, &["RANK.INCR", "lb", "b", "3", "AT", &at(now - DAY_MS)]);
+    ok(c, &["RANK.INCR", "lb", "a", "4"]);
+    assert_eq!(ok(c, &["RANK.SCORE", "lb", "a"]), int(7));
+    let n =
+        |c: &mut Connection, ago: &str| ok(c, &["RANK.CARD", "lb", "PERIOD", "day", "AGO", ago]);
+    assert_eq!(ok(c, &["RANK.CARD", "lb", "PERIOD", "day"]), int(1));
+    assert_eq!(n(c, "0"), int(1));
+    assert_eq!(n(c, "1"), int(2));
+    // Two days ago had already expired with KEEP 1 when it was written.
+    assert_eq!(n(c, "2"), int(0));
+    assert_eq!(n(c, "3"), int(0));
+    assert_eq!(n(c, "9223372036854775807"), int(0));
+    assert_eq!(
+        ok(
+            c,
+            &[
+                "RANK.RANGE",
+                "lb",
+                "0",
+                "-1",
+                "PERIOD",
+                "day",
+                "AGO",
+                "1",
+                "WITHSCORES"
+            ]
+        ),
+        Value::Array(vec![
+            Value::BulkString(b"b".to_vec()),
+            int(3),
+            Value::BulkString(b"a".to_vec()),
+            int(2)
+        ])
+    );
+    assert_eq!(
+        ok(
+            c,
+            &["RANK.RANK", "lb", "a", "TIES", "PERIOD", "day", "AGO", "1"]
+        ),
+        int(1)
+    );
+    assert_eq!(
+        ok(c, &["RANK.SCORE", "lb", "b", "PERIOD", "day"]),
+        Value::Nil
+    );
+    assert_eq!(
+        ok(
+            c,
+            &["RANK.RANGE", "lb", "0", "-1", "PERIOD", "day", "AGO", "2"]
+        ),
+        Value::Array(vec![])
+    );
+    assert_eq!(
+        ok(
+            c,
+            &["RANK.AROUND", "lb", "a", "5", "PERIOD", "day", "AGO", "3"]
+        ),
+        Value::Array(vec![])
+    );
+    assert_eq!(
+        ok(
+            c,
+            &[
+                "RANK.RANGEBYSCORE",
+                "lb",
+                "-inf",
+                "+inf",
+                "PERIOD",
+                "day",
+                "AGO",
+                "2"
+            ]
+        ),
+        Value::Array(vec![])
+    );
+}
+
+// ---------------------------------------------------------------- replication
+
+/// A master with the module, and a replica of it without the module whose
+/// link is up.
+fn pair() -> (Server, Server) {
+    let master = Server::start();
+    let port = master.port.to_string();
+    let replica = Server::start_with(&["--replicaof", "127.0.0.1", port.as_str()], false);
+    let mut rc = replica.conn();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let info: String = redis::cmd("INFO")
+            .arg("replication")
+            .query(&mut rc)
+            .expect("INFO replication");
+        if info.lines().any(|l| l.trim() == "master_link_status:up") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "replica link did not come up");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (master, replica)
+}
+
+#[test]
+fn a_replica_without_the_module_ends_identical() {
+    let (master, replica) = pair();
+    let (m, r) = (&mut master.conn(), &mut replica.conn());
+    ok(
+        m,
+        &[
+            "RANK.CREATE",
+            "lb:{g}",
+            "PERIODS",
+            "day",
+            "week",
+            "month",
+            "TZ",
+            "-14:00",
+        ],
+    );
+    ok(
+        m,
+        &[
+            "RANK.CREATE",
+            "lb2",
+            "RESOLUTION",
+            "ms",
+            "MIN",
+            "0",
+            "MAX",
+            "100",
+            "PERIODS",
+            "week",
+            "KEEP",
+            "0",
+        ],
+    );
+    let now = now_ms();
+    for i in 0..50i64 {
+        let member = format!("m{}", i % 7);
+        let t = at(now - (i * 7 % 40) * DAY_MS / 3);
+        ok(
+            m,
+            &[
+                "RANK.INCR",
+                "lb:{g}",
+                &member,
+                &(i % 5 - 1).to_string(),
+                "AT",
+                &t,
+            ],
+        );
+        ok(
+            m,
+            &["RANK.SET", "lb2", &member, &(i % 100).to_string(), "AT", &t],
+        );
+        if i % 10 == 0 {
+            ok(m, &["RANK.MINCR", "lb:{g}", "3", "m1", "m2", "m1"]);
+            ok(m, &["RANK.MINCR", "lb2", "1", "m3"]);
+        }
+    }
+    // Refused writes replicate nothing.
+    let _ = err(m, &["RANK.INCR", "lb2", "m1", "1000"]);
+    let acked: i64 = redis::cmd("WAIT").arg(1).arg(5000).query(m).expect("WAIT");
+    assert_eq!(acked, 1);
+    let mut mk: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(m).expect("KEYS");
+    let mut rk: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(r).expect("KEYS");
+    mk.sort();
+    rk.sort();
+    assert_eq!(mk, rk);
+    let periods = mk
+        .iter()
+        .filter(|k| k.windows(7).any(|w| w == b"period:"))
+        .count();
+    assert!(periods >= 5, "{periods} period boards");
+    for k in &mk {
+        for cmd in [&b"TYPE"[..], b"PEXPIRETIME", b"DUMP"] {
+            let a: Value = bcmd(&[cmd, k]).query(m).expect("master");
+            let b: Value = bcmd(&[cmd, k]).query(r).expect("replica");
+            assert_eq!(
+                a,
+                b,
+                "{} of {:?}",
+                String::from_utf8_lossy(cmd),
+                String::from_utf8_lossy(k)
+            );
+        }
+        let is_period = k.windows(7).any(|w| w == b"period:");
+        assert_eq!(
+            pexpiretime(m, k) > 0,
+            is_period,
+            "{:?}",
+            String::from_utf8_lossy(k)
+        );
+    }
+}
+
+// ---------------------------------------------------------------- ACL, slots
+
+#[test]
+fn period_boards_share_the_board_slot_and_acl() {
+    for board in ["lb", "lb:{game}", "{x}y"] {
+        for id in ["d2026-11-23", "w2026-W48", "m2026-11"] {
+            let k = pkey(board, id);
+            assert!(k.starts_with(board.as_bytes()));
+            assert_eq!(keys::slot(&k), keys::slot(board.as_bytes()), "{board} {id}");
+        }
+    }
+    let s = Server::start();
+    let c = &mut s.conn();
+    ok(c, &["RANK.CREATE", "lb", "PERIODS", "day", "week"]);
+    ok(c, &["RANK.INCR", "lb", "a", "1"]);
+    let layout = keys::derived(b"lb", Kind::Layout, &[]);
+    // alice: the board and its layout, but not its period boards.
+    // (An ACL pattern cannot hold the zero byte: `?` matches it.)
+    assert_eq!(layout, b"lb\0{lb}layout");
+    ok(
+        c,
+        &[
+            "ACL",
+            "SETUSER",
+            "alice",
+            "on",
+            "nopass",
+            "+@all",
+            "~lb",
+            "~lb?{lb}layout",
+        ],
+    );
+    // bob: other keys only. carol: read-only on lb*.
+    ok(
+        c,
+        &["ACL", "SETUSER", "bob", "on", "nopass", "+@all", "~other*"],
+    );
+    ok(
+        c,
+        &["ACL", "SETUSER", "carol", "on", "nopass", "+@all", "%R~lb*"],
+    );
+    let snapshot = |c: &mut Connection| -> Vec<(String, i64)> {
+        let mut v: Vec<(String, i64)> = Vec::new();
+        for p in ["", "day", "week"] {
+            let mut args = vec!["RANK.RANGE", "lb", "0", "-1", "WITHSCORES"];
+            if !p.is_empty() {
+                args.extend(["PERIOD", p]);
+            }
+            let r: Vec<(String, i64)> = {
+                let mut cmd = redis::cmd(args[0]);
+                for a in &args[1..] {
+                    cmd.arg(*a);
+                }
+                cmd.query(c).expect("RANK.RANGE")
+            };
+            v.extend(r.into_iter().map(|(m, s)| (format!("{p}:{m}"), s)));
+        }
+        v
+    };
+    let before = snapshot(c);
+    for user in ["alice", "bob", "carol"] {
+        let u = &mut s.conn();
+        ok(u, &["AUTH", user, "x"]);
+        for args in [
+            &["RANK.INCR", "lb", "a", "5"][..],
+            &["RANK.SET", "lb", "b", "5"],
+            &["RANK.MINCR", "lb", "5", "a", "c"],
+        ] {
+            let e = err(u, args);
+            assert!(e.starts_with("NOPERM"), "{user} {args:?}: {e}");
+        }
+        let read = q(u, &["RANK.SCORE", "lb", "a", "PERIOD", "day"]);
+        match user {
+            "carol" => assert_eq!(read.expect("carol reads"), int(1)),
+            _ => assert!(read.is_err_and(|e| e.code() == Some("NOPERM")), "{user}"),
+        }
+    }
+    assert_eq!(snapshot(c), before);
+    assert_eq!(ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", "week"]), int(1));
+}
+
+// ---------------------------------------------------------------- with ORDER, GT/LT/BEST, DROP
+
+#[test]
+fn set_gt_lt_best_apply_to_each_board_separately() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    ok(c, &["RANK.CREATE", "lb", "PERIODS", "day", "month"]);
+    let now = now_ms();
+    let last_month = Period::Month
+        .containing(now, Tz::UTC)
+        .ago(1)
+        .start_ms(Tz::UTC)
+        + 3_600_000;
+    let arr = |s: i64, w: i64| Value::Array(vec![int(s), int(w)]);
+    assert_eq!(
+        ok(c, &["RANK.SET", "lb", "a", "50", "AT", &at(last_month)]),
+        int(50)
+    );
+    // GT 20: not higher than the all-time 50, but a itself is new to this
+    // month's and today's boards: written there. The reply is the all-time board's.
+    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "20", "GT"]), arr(50, 0));
+    assert_eq!(ok(c, &["RANK.SCORE", "lb", "a"]), int(50));
+    for p in ["day", "month"] {
+        assert_eq!(ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", p]), int(20));
+    }
+    assert_eq!(
+        ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", "month", "AGO", "1"]),
+        int(50)
+    );
+    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "30", "GT"]), arr(50, 0));
+    assert_eq!(ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", "day"]), int(30));
+    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "10", "GT"]), arr(50, 0));
+    assert_eq!(ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", "day"]), int(30));
+    // LT 25: lower everywhere.
+    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "25", "LT"]), arr(25, 1));
+    for p in ["day", "month"] {
+        assert_eq!(ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", p]), int(25));
+    }
+    assert_eq!(
+        ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", "month", "AGO", "1"]),
+        int(50)
+    );
+    // BEST on an asc board (lowest first): LT on every board, period boards
+    // packed in the same order.
+    ok(
+        c,
+        &["RANK.CREATE", "golf", "ORDER", "asc", "PERIODS", "week"],
+    );
+    assert_eq!(ok(c, &["RANK.SET", "golf", "p", "72", "BEST"]), arr(72, 1));
+    assert_eq!(ok(c, &["RANK.SET", "golf", "p", "75", "BEST"]), arr(72, 0));
+    assert_eq!(ok(c, &["RANK.SET", "golf", "q", "70", "BEST"]), arr(70, 1));
+    assert_eq!(
+        ok(c, &["RANK.SCORE", "golf", "p", "PERIOD", "week"]),
+        int(72)
+    );
+    assert_eq!(
+        ok(
+            c,
+            &[
+                "RANK.RANGE",
+                "golf",
+                "0",
+                "-1",
+                "WITHSCORES",
+                "PERIOD",
+                "week"
+            ]
+        ),
+        Value::Array(vec![
+            Value::BulkString(b"q".to_vec()),
+            int(70),
+            Value::BulkString(b"p".to_vec()),
+            int(72)
+        ])
+    );
+    assert_eq!(
+        ok(c, &["RANK.RANK", "golf", "p", "TIES", "PERIOD", "week"]),
+        int(1)
+    );
+    // An out-of-range score is refused even where it would not be written.
+    ok(
+        c,
+        &[
+            "RANK.CREATE",
+            "small",
+            "MIN",
+            "0",
+            "MAX",
+            "10",
+            "PERIODS",
+            "day",
+        ],
+    );
+    assert!(
+        err(c, &["RANK.SET", "small", "a", "11", "GT"]).starts_with("ERR score 11 is out of range")
+    );
+}
+
+#[test]
+fn drop_deletes_the_period_boards() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    ok(
+        c,
+        &[
+            "RANK.CREATE",
+            "lb",
+            "PERIODS",
+            "day",
+            "week",
+            "month",
+            "KEEP",
+            "3",
+            "TZ",
+            "-14:00",
+        ],
+    );
+    ok(c, &["RANK.CREATE", "other", "PERIODS", "day"]);
+    ok(c, &["RANK.INCR", "other", "a", "1"]);
+    let now = now_ms();
+    for back in [0, 1, 2, 3, 4, 9, 20, 40, 80] {
+        ok(
+            c,
+            &["RANK.INCR", "lb", "a", "1", "AT", &at(now - back * DAY_MS)],
+        );
+    }
+    let all: Vec<Vec<u8>> = redis::cmd("KEYS").arg("lb*").query(c).expect("KEYS");
+    assert!(all.len() > 10, "{}", all.len());
+    // A user who may not write the period boards deletes nothing.
+    ok(
+        c,
+        &[
+            "ACL",
+            "SETUSER",
+            "alice",
+            "on",
+            "nopass",
+            "+@all",
+            "~lb",
+            "~lb?{lb}layout",
+        ],
+    );
+    let u = &mut s.conn();
+    ok(u, &["AUTH", "alice", "x"]);
+    assert!(err(u, &["RANK.DROP", "lb"]).starts_with("NOPERM"));
+    let again: Vec<Vec<u8>> = redis::cmd("KEYS").arg("lb*").query(c).expect("KEYS");
+    assert_eq!(again.len(), all.len());
+    assert_eq!(ok(c, &["RANK.DROP", "lb"]), int(all.len() as i64));
+    let left: Vec<Vec<u8>> = redis::cmd("KEYS").arg("lb*").query(c).expect("KEYS");
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(ok(c, &["RANK.CARD", "other", "PERIOD", "day"]), int(1));
+    assert_eq!(ok(c, &["RANK.DROP", "lb"]), int(0));
+}
