@@ -58,8 +58,7 @@ impl FloatConfig {
     /// The error names the config and has no `ERR ` prefix (CONFIG SET adds its own).
     pub fn set_bytes(&self, raw: &[u8]) -> Result<(), String> {
         let name = format!("hotrank.{}", self.name);
-        let v = crate::parse::parse_finite_f64(&name, raw)
-            .map_err(|e| e.to_string())?;
+        let v = crate::parse::parse_finite_f64(&name, raw).map_err(|e| e.to_string())?;
         if !(self.min..=self.max).contains(&v) {
             return Err(format!("{name} must be in [{}, {}]", self.min, self.max));
         }

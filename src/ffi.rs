@@ -70,12 +70,6 @@ pub fn now_ms() -> i64 {
     }
 }
 
-/// Checks the calling user's ACL key permissions on one key the command
-/// derives itself (Redis checks only the declared board key). See [`AclUser`].
-pub fn check_key_acl(ctx: &Context, key: &RedisString, write: bool) -> Result<(), String> {
-    AclUser::current(ctx).check(key, write)
-}
-
 extern "C" fn info_callback(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: i32) {
     raw::add_info_section(ctx, None);
     for (name, value) in crate::stats::snapshot() {

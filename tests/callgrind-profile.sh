@@ -12,7 +12,8 @@
 #
 # Env: HOTRANK_MODULE (default target/release/libhotrank.so), N (default
 # 20000), KEYSPACE (default 5000), SERVER (default redis-server),
-# WORKLOAD_KEYSPACE (set per workload below: its own -r),
+# WORKLOAD_KEYSPACE (set per workload below: its own -r), WORKLOAD_SETUP (a
+# command run once before the warm-up, e.g. the RANK.CREATE of a board),
 # ONLY (an extended regex: profile only the workloads whose name matches),
 # OUT (default target/profile) for the callgrind files, which
 # `callgrind_annotate --inclusive=yes OUT/<name>.cg` breaks down by function.
@@ -44,6 +45,10 @@ profile() {
     >"$OUT/$name.log" 2>&1 &
   local pid=$!
   for _ in $(seq 150); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.2; done
+  if [ -n "${WORKLOAD_SETUP:-}" ]; then
+    # shellcheck disable=SC2086 # a command line, split into words on purpose
+    redis-cli -p "$port" $WORKLOAD_SETUP >/dev/null
+  fi
   local sha sha_plain
   sha=$(redis-cli -p "$port" script load "$LUA")
   sha_plain=$(redis-cli -p "$port" script load "$LUA_PLAIN")
@@ -88,5 +93,9 @@ profile lua-plain-seed -- EVALSHA @SHA_PLAIN@ 4 'lua:{b}:pv:art:__rand_int__' \
 profile zadd -- ZADD 'z:{b}' __rand_int__ m:__rand_int__
 profile rank.incr -- RANK.INCR 'lb:{b}' m:__rand_int__ 1
 profile zincrby -- ZINCRBY 'zlb:{b}' 1 m:__rand_int__
+WORKLOAD_SETUP="RANK.CREATE lbp:{b} PERIODS day week month" \
+  profile rank.incr-3-periods -- RANK.INCR 'lbp:{b}' m:__rand_int__ 1
+profile rank.set-best -- RANK.SET 'lbs:{b}' m:__rand_int__ __rand_int__ BEST
+profile zadd-gt -- ZADD 'zgt:{b}' GT __rand_int__ m:__rand_int__
 echo
 echo "Breakdowns: callgrind_annotate --inclusive=yes $OUT/<workload>.cg"

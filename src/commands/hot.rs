@@ -4,13 +4,13 @@
 
 use super::{
     bulk, call, counter_of, effect, expect_type, guard, open_typed, reply_array, reply_int,
-    zadd_effect, Args, Fail, Res,
+    zadd_effect, Args, BoardCtx, Fail, Res,
 };
 use crate::ffi::{Event, KeyKind};
 use crate::hot::record::BoardRecord;
 use crate::hot::view;
 use crate::hot::{hll, in_window, Formula, TopN};
-use crate::keys::{self, Kind};
+use crate::keys::Kind;
 use crate::parse::{
     format_score, format_time_ms, parse_count, parse_duration_ms, parse_i64, parse_time_ms,
 };
@@ -20,41 +20,6 @@ use redis_module::{raw::KeyType, Context, RedisResult, RedisString, RedisValue};
 
 /// Most results one HOT.TOP may return.
 pub const MAX_LIMIT: i64 = 10_000;
-
-/// A HOT board within one command: its key, and the caller's ACL for the
-/// keys derived from it.
-pub(super) struct Board<'a> {
-    pub(super) ctx: &'a Context,
-    pub(super) key: &'a RedisString,
-    acl: ffi::AclUser,
-    /// Where derived names are built, reused by every [`Board::key`].
-    name: std::cell::RefCell<Vec<u8>>,
-}
-
-impl<'a> Board<'a> {
-    pub(super) fn open(ctx: &'a Context, args: &mut Args<'a>) -> Res<Self> {
-        let key = super::board(args)?;
-        Ok(Board {
-            ctx,
-            key,
-            acl: ffi::AclUser::current(ctx),
-            name: std::cell::RefCell::new(Vec::with_capacity(2 * key.len() + 64)),
-        })
-    }
-
-    /// A derived key, ACL-checked (`write`: write access, else read).
-    pub(super) fn key(&self, kind: Kind, parts: &[&[u8]], write: bool) -> Res<RedisString> {
-        let mut buf = self.name.borrow_mut();
-        keys::derived_into(&mut buf, self.key.as_slice(), kind, parts);
-        let name = RedisString::create_from_slice(self.ctx.ctx, &buf);
-        self.acl.check(&name, write)?;
-        Ok(name)
-    }
-
-    fn bytes(&self) -> &[u8] {
-        self.key.as_slice()
-    }
-}
 
 /// What HOT.TOP needs of an article.
 struct Facts {
@@ -106,16 +71,16 @@ fn uv_of(h: &ffi::Key) -> Res<i64> {
 /// An article's PV (its counter), UV (its HyperLogLog) and publish time
 /// (its meta hash): the one source of each. `None` for an unknown article
 /// (no PV and no publish time).
-fn facts(b: &Board, article: &[u8]) -> Res<Option<Facts>> {
-    let meta_key = b.key(Kind::Meta, &[article], false)?;
+fn facts(b: &BoardCtx, article: &[u8]) -> Res<Option<Facts>> {
+    let meta_key = b.derived(Kind::Meta, &[article], false)?;
     let meta = open_typed(b.ctx, &meta_key, KeyKind::Hash, false)?;
     let published = published_at(&meta_key, &meta)?;
-    let pv_key = b.key(Kind::Pv, &[article], false)?;
+    let pv_key = b.derived(Kind::Pv, &[article], false)?;
     let pv = counter_of(&open_typed(b.ctx, &pv_key, KeyKind::String, false)?)?;
     if pv == 0 && published.is_none() {
         return Ok(None);
     }
-    let uv_key = b.key(Kind::Uv, &[article], false)?;
+    let uv_key = b.derived(Kind::Uv, &[article], false)?;
     let uv = uv_of(&open_typed(b.ctx, &uv_key, KeyKind::String, false)?)?;
     Ok(Some(Facts { pv, uv, published }))
 }
@@ -138,11 +103,11 @@ pub(super) fn board_record(name: &RedisString, h: &ffi::Key) -> Res<Option<Board
 /// and it is not a RANK board (no RANK layout). Anything else is a ZSET
 /// hotrank's HOT commands did not make: refused, so its members are never
 /// rescored or trimmed away.
-pub(super) fn check_hot_board(b: &Board, board: &ffi::Key, has_record: bool) -> Res<()> {
+pub(super) fn check_hot_board(b: &BoardCtx, board: &ffi::Key, has_record: bool) -> Res<()> {
     let foreign = if board.kind() == KeyKind::ZSet && board.len() > 0 {
         !has_record
     } else {
-        let layout = b.key(Kind::Layout, &[], false)?;
+        let layout = b.derived(Kind::Layout, &[], false)?;
         ffi::Key::open(b.ctx, &layout, false).kind() != KeyKind::Empty
     };
     if foreign {
@@ -242,7 +207,7 @@ pub fn publish(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 4)?;
-    let b = Board::open(ctx, &mut args)?;
+    let b = BoardCtx::open(ctx, &mut args)?;
     let article_rs = args.next_rs()?;
     let article = article_rs.as_slice();
     let published = parse_time_ms("published_at", args.next_rs()?.as_slice())?;
@@ -252,12 +217,12 @@ fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
     // Read: every key is named, ACL-checked, opened and checked first.
     let (pv, uv, meta) = (
-        b.key(Kind::Pv, &[article], true)?,
-        b.key(Kind::Uv, &[article], true)?,
-        b.key(Kind::Meta, &[article], true)?,
+        b.derived(Kind::Pv, &[article], true)?,
+        b.derived(Kind::Uv, &[article], true)?,
+        b.derived(Kind::Meta, &[article], true)?,
     );
-    let hb = b.key(Kind::HotBoard, &[], true)?;
-    let pubidx = b.key(Kind::PubIndex, &[], true)?;
+    let hb = b.derived(Kind::HotBoard, &[], true)?;
+    let pubidx = b.derived(Kind::PubIndex, &[], true)?;
     let mut board_h = open_typed(ctx, b.key, KeyKind::ZSet, true)?;
     let mut hb_h = open_typed(ctx, &hb, KeyKind::String, true)?;
     let record = board_record(&hb, &hb_h)?;
@@ -353,13 +318,13 @@ pub(super) fn hset_effect(ctx: &Context, name: &RedisString, fields: &[(&std::ff
 /// meta hashes (publish time) stay until retention expires them, so an
 /// article that comes back keeps its age. Every key is ACL-checked before
 /// the first write.
-fn forget<A: AsRef<[u8]>>(b: &Board, pubidx: &RedisString, articles: &[A]) -> Res<()> {
+fn forget<A: AsRef<[u8]>>(b: &BoardCtx, pubidx: &RedisString, articles: &[A]) -> Res<()> {
     for batch in articles.chunks(256) {
         let mut counters = Vec::with_capacity(3 * batch.len());
         for a in batch {
             let a = a.as_ref();
             for kind in [Kind::Pv, Kind::Uv, Kind::Suspicious] {
-                counters.push(b.key(kind, &[a], true)?);
+                counters.push(b.derived(kind, &[a], true)?);
             }
         }
         let members: Vec<&[u8]> = batch.iter().map(|a| a.as_ref()).collect();
@@ -377,7 +342,7 @@ fn forget<A: AsRef<[u8]>>(b: &Board, pubidx: &RedisString, articles: &[A]) -> Re
 /// The article with the lowest score and the one published first, when
 /// retention has expired their counters: what [`upkeep`] forgets.
 pub(super) fn expired_fronts(
-    b: &Board,
+    b: &BoardCtx,
     board_h: &ffi::Key,
     pub_h: &ffi::Key,
 ) -> Res<Vec<RedisString>> {
@@ -389,7 +354,7 @@ pub(super) fn expired_fronts(
         if out.iter().any(|a| a.as_slice() == article.as_slice()) {
             continue;
         }
-        let pv = b.key(Kind::Pv, &[article.as_slice()], false)?;
+        let pv = b.derived(Kind::Pv, &[article.as_slice()], false)?;
         if ffi::Key::open(b.ctx, &pv, false).kind() == KeyKind::Empty {
             out.push(article);
         }
@@ -397,7 +362,7 @@ pub(super) fn expired_fronts(
     Ok(out)
 }
 
-/// Board upkeep after a counted view:
+/// BoardCtx upkeep after a counted view:
 /// - forgets the lowest-scored and the oldest-published article if retention
 ///   has expired its counter;
 /// - trims the board to `hotrank.max-articles` once it holds half as many more
@@ -407,7 +372,7 @@ pub(super) fn expired_fronts(
 ///   is spread over the new articles that trigger the next one (see
 ///   [`crate::hot::trim_slack`]).
 pub(super) fn upkeep(
-    b: &Board,
+    b: &BoardCtx,
     pubidx: &RedisString,
     f: &Formula,
     now: i64,
@@ -453,8 +418,8 @@ pub(super) fn upkeep(
 /// query at the server clock (`at_clock`) always is no earlier than every
 /// view, since views cannot be later than the clock; a query with AT is
 /// compared with the board's recorded bound.
-fn prune_ok(b: &Board, f: &Formula, q: i64, at_clock: bool) -> Res<bool> {
-    let hb = b.key(Kind::HotBoard, &[], false)?;
+fn prune_ok(b: &BoardCtx, f: &Formula, q: i64, at_clock: bool) -> Res<bool> {
+    let hb = b.derived(Kind::HotBoard, &[], false)?;
     let h = open_typed(b.ctx, &hb, KeyKind::String, false)?;
     Ok(board_record(&hb, &h)?.is_some_and(|r| r.bounds_scores_at(f.fingerprint(), q, at_clock)))
 }
@@ -463,7 +428,7 @@ type Selection = (Vec<(Vec<u8>, f64)>, u64);
 
 /// Scores one candidate at `q` and offers it when it is in the window.
 fn offer(
-    b: &Board,
+    b: &BoardCtx,
     f: &Formula,
     q: i64,
     window: Option<i64>,
@@ -486,7 +451,7 @@ fn offer(
 /// stops as soon as the n-th best exact score found beats the next stored
 /// score. `budget` caps the articles examined (`None` when exceeded).
 fn select(
-    b: &Board,
+    b: &BoardCtx,
     f: &Formula,
     q: i64,
     n: usize,
@@ -513,8 +478,8 @@ fn select(
 
 /// The exact top `n` among articles published in `[q - w, q]`, by scoring
 /// every one of them through the publish-time index.
-fn select_window(b: &Board, f: &Formula, q: i64, n: usize, w: i64) -> Res<Selection> {
-    let pubidx = b.key(Kind::PubIndex, &[], false)?;
+fn select_window(b: &BoardCtx, f: &Formula, q: i64, n: usize, w: i64) -> Res<Selection> {
+    let pubidx = b.derived(Kind::PubIndex, &[], false)?;
     let (lo, hi) = (q.saturating_sub(w).to_string(), q.to_string());
     let ids = reply_array(&call(
         b.ctx,
@@ -542,7 +507,7 @@ pub fn top(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 9)?;
-    let b = Board::open(ctx, &mut args)?;
+    let b = BoardCtx::open(ctx, &mut args)?;
     let (mut limit, mut window, mut withscores, mut at) = (20i64, None, false, None);
     while let Some(opt) = args.next() {
         match opt.to_ascii_uppercase().as_slice() {
@@ -571,7 +536,7 @@ fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         Some(w) => {
             // Walk by stored score while that costs less than scoring the
             // whole window; else score the window through the publish index.
-            let pubidx = b.key(Kind::PubIndex, &[], false)?;
+            let pubidx = b.derived(Kind::PubIndex, &[], false)?;
             expect_type(ctx, &pubidx, KeyType::ZSet)?;
             let (lo, hi) = (q.saturating_sub(w).to_string(), q.to_string());
             let in_win = reply_int(&call(
@@ -613,7 +578,7 @@ pub fn stats(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 5)?;
-    let b = Board::open(ctx, &mut args)?;
+    let b = BoardCtx::open(ctx, &mut args)?;
     let article = args.next_rs()?.as_slice();
     let at = match args.next() {
         None => None,
@@ -626,7 +591,7 @@ fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         return Err(Fail::Msg("ERR syntax error".into()));
     }
     let q = at.unwrap_or_else(ffi::now_ms);
-    let sus = b.key(Kind::Suspicious, &[article], false)?;
+    let sus = b.derived(Kind::Suspicious, &[article], false)?;
     expect_type(ctx, b.key, KeyType::ZSet)?;
     let suspicious = counter_of(&open_typed(ctx, &sus, KeyKind::String, false)?)?;
     let Some(a) = facts(&b, article)?.or((suspicious > 0).then_some(Facts {

@@ -126,19 +126,45 @@ pub fn board<'a>(args: &mut Args<'a>) -> Res<&'a RedisString> {
     Ok(k)
 }
 
-/// A derived key of `board`, ACL-checked for the calling user.
-pub fn derived(
-    ctx: &Context,
-    board: &RedisString,
-    kind: keys::Kind,
-    parts: &[&[u8]],
-    write: bool,
-) -> Res<RedisString> {
-    // Binary-safe (Context::create_string would refuse the zero byte).
-    let name =
-        RedisString::create_from_slice(ctx.ctx, &keys::derived(board.as_slice(), kind, parts));
-    ffi::check_key_acl(ctx, &name, write)?;
-    Ok(name)
+/// A board within one command: its key, the caller's ACL user (looked up
+/// once per command) and a reused buffer for the names of the keys derived
+/// from it. The one way the handlers name and ACL-check derived keys.
+pub struct BoardCtx<'a> {
+    pub ctx: &'a Context,
+    /// The board key (checked by [`board`]).
+    pub key: &'a RedisString,
+    acl: ffi::AclUser,
+    /// Where derived names are built, reused by every [`BoardCtx::derived`].
+    name: std::cell::RefCell<Vec<u8>>,
+}
+
+impl<'a> BoardCtx<'a> {
+    /// Takes the board key from `args` (see [`board`]).
+    pub fn open(ctx: &'a Context, args: &mut Args<'a>) -> Res<Self> {
+        let key = board(args)?;
+        Ok(BoardCtx {
+            ctx,
+            key,
+            acl: ffi::AclUser::current(ctx),
+            name: std::cell::RefCell::new(Vec::with_capacity(2 * key.len() + 64)),
+        })
+    }
+
+    /// A derived key of the board ([`keys::derived`]), ACL-checked for the
+    /// calling user (`write`: write access, else read). Error: `NOPERM …`.
+    pub fn derived(&self, kind: keys::Kind, parts: &[&[u8]], write: bool) -> Res<RedisString> {
+        let mut buf = self.name.borrow_mut();
+        keys::derived_into(&mut buf, self.key.as_slice(), kind, parts);
+        // Binary-safe (Context::create_string would refuse the zero byte).
+        let name = RedisString::create_from_slice(self.ctx.ctx, &buf);
+        self.acl.check(&name, write)?;
+        Ok(name)
+    }
+
+    /// The board key's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        self.key.as_slice()
+    }
 }
 
 /// Fails with WRONGTYPE unless `key` is empty or of type `want`.

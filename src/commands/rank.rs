@@ -2,8 +2,8 @@
 //! AROUND, RANGEBYSCORE, MINCR, DROP.
 
 use super::{
-    bulk, call, derived, expect_type, guard, open_typed, reply_array, reply_int, write_time,
-    zadd_effect, Args, Fail, Res,
+    bulk, call, expect_type, guard, open_typed, reply_array, reply_int, write_time, zadd_effect,
+    Args, BoardCtx, Fail, Res,
 };
 use crate::ffi::{self, KeyKind};
 use crate::keys::Kind;
@@ -40,8 +40,9 @@ fn parse_settings(raw: &[u8]) -> Res<Settings> {
 /// The board's settings; `None` for a missing board (a write gives it the
 /// default layout, stored only once the write is known to succeed). `write`
 /// asks for write access to the layout key.
-fn settings(ctx: &Context, board: &RedisString, write: bool) -> Res<Option<Settings>> {
-    let lk = derived(ctx, board, Kind::Layout, &[], write)?;
+fn settings(b: &BoardCtx, write: bool) -> Res<Option<Settings>> {
+    let (ctx, board) = (b.ctx, b.key);
+    let lk = b.derived(Kind::Layout, &[], write)?;
     let has_zset = expect_type(ctx, board, KeyType::ZSet)?;
     expect_type(ctx, &lk, KeyType::String)?;
     let stored = ctx.open_key(&lk).read().ok().flatten().map(|b| b.to_vec());
@@ -95,12 +96,9 @@ fn period_opt(args: &mut Args) -> Res<(Period, i64)> {
 /// nothing to read (a missing board, or a period board that has certainly
 /// expired). Error `ERR board has no <p> period` for a period the board
 /// was not created with.
-fn read_target<'a>(
-    ctx: &Context,
-    board: &'a RedisString,
-    period: PeriodArg,
-) -> Res<Option<(Layout, Name<'a>)>> {
-    let Some((l, spec)) = settings(ctx, board, false)? else {
+fn read_target<'a>(b: &BoardCtx<'a>, period: PeriodArg) -> Res<Option<(Layout, Name<'a>)>> {
+    let (ctx, board) = (b.ctx, b.key);
+    let Some((l, spec)) = settings(&b, false)? else {
         return Ok(None);
     };
     let Some((p, ago)) = period else {
@@ -114,7 +112,7 @@ fn read_target<'a>(
         return Ok(None);
     }
     let span = p.containing(ffi::now_ms(), spec.tz).ago(ago);
-    let name = derived(ctx, board, Kind::Period, &[span.id().as_bytes()], false)?;
+    let name = b.derived(Kind::Period, &[span.id_text().as_bytes()], false)?;
     expect_type(ctx, &name, KeyType::ZSet)?;
     Ok(Some((l, Name::Derived(name))))
 }
@@ -160,7 +158,8 @@ pub fn create(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 24)?;
-    let board = super::board(&mut args)?;
+    let b = BoardCtx::open(ctx, &mut args)?;
+    let board = b.key;
     let (mut res, mut min, mut max, mut order) = (Resolution::Seconds, None, None, Order::Desc);
     let (mut periods, mut tz, mut keep) = (Vec::new(), None, None);
     while let Some(opt) = args.next() {
@@ -210,7 +209,7 @@ fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         text.push(' ');
         text.push_str(&spec.serialize());
     }
-    let lk = derived(ctx, board, Kind::Layout, &[], true)?;
+    let lk = b.derived(Kind::Layout, &[], true)?;
     // The layout outlives an emptied or deleted ZSET: the board still exists.
     if expect_type(ctx, board, KeyType::ZSet)? || expect_type(ctx, &lk, KeyType::String)? {
         return Err(Fail::Msg("ERR board already exists".into()));
@@ -309,13 +308,13 @@ struct Dest<'a> {
 /// they are not written. Period boards are ACL-checked for writing and
 /// type-checked.
 fn dests<'a>(
-    ctx: &Context,
-    board: &'a RedisString,
+    b: &BoardCtx<'a>,
     board_h: ffi::Key,
     spec: Option<&Spec>,
     t_ms: i64,
     now_ms: i64,
 ) -> Res<Vec<Dest<'a>>> {
+    let (ctx, board) = (b.ctx, b.key);
     let mut out = Vec::with_capacity(4);
     out.push(Dest {
         name: Name::Board(board),
@@ -329,7 +328,7 @@ fn dests<'a>(
             if expiry <= now_ms {
                 continue;
             }
-            let name = derived(ctx, board, Kind::Period, &[span.id().as_bytes()], true)?;
+            let name = b.derived(Kind::Period, &[span.id_text().as_bytes()], true)?;
             let h = open_typed(ctx, &name, KeyKind::ZSet, true)?;
             out.push(Dest {
                 name: Name::Derived(name),
@@ -363,7 +362,8 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
     // SET takes its options in any order, a flag given twice counting
     // once (as ZADD's): no upper bound, so GT with LT gets its own error.
     let mut args = Args::new(argv, 4, if add { 6 } else { usize::MAX })?;
-    let board = super::board(&mut args)?;
+    let b = BoardCtx::open(ctx, &mut args)?;
+    let board = b.key;
     let member = args.next_rs()?;
     let value = parse_i64(
         if add { "delta" } else { "score" },
@@ -375,7 +375,7 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
         set_options(&mut args)?
     };
     let (t, now) = write_time(at)?;
-    let lk = derived(ctx, board, Kind::Layout, &[], true)?;
+    let lk = b.derived(Kind::Layout, &[], true)?;
     // One handle on the board for the type check, the read and the write.
     let board_h = open_typed(ctx, board, KeyKind::ZSet, true)?;
     let stored = {
@@ -390,7 +390,7 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
     // The all-time board and the current board of each period: every new
     // score is decided (and checked against the layout) before anything is
     // written, so a refused write changes no board.
-    let mut dests = dests(ctx, board, board_h, spec.as_ref(), t, now)?;
+    let mut dests = dests(&b, board_h, spec.as_ref(), t, now)?;
     // GT/LT/BEST: whether a write must raise (true) or lower the score.
     let higher = cond.map(|c| match c {
         Cond::Gt => true,
@@ -460,7 +460,7 @@ pub fn score(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn score_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 8)?;
-    let board = super::board(&mut args)?;
+    let b = BoardCtx::open(ctx, &mut args)?;
     let member = args.next_rs()?;
     let (mut withtime, mut period) = (false, None);
     while let Some(o) = args.next() {
@@ -474,7 +474,7 @@ fn score_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             }
         }
     }
-    let Some((l, key)) = read_target(ctx, board, period)? else {
+    let Some((l, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Null);
     };
     Ok(match current(ctx, &key, &l, member)? {
@@ -494,7 +494,7 @@ pub fn rank(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 8)?;
-    let board = super::board(&mut args)?;
+    let b = BoardCtx::open(ctx, &mut args)?;
     let member = args.next_rs()?;
     let (mut ties, mut period) = (false, None);
     while let Some(o) = args.next() {
@@ -508,7 +508,7 @@ fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             }
         }
     }
-    let Some((l, key)) = read_target(ctx, board, period)? else {
+    let Some((l, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Null);
     };
     let board: &RedisString = &key;
@@ -538,7 +538,7 @@ pub fn range(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn range_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 9)?;
-    let board = super::board(&mut args)?;
+    let b = BoardCtx::open(ctx, &mut args)?;
     let start = parse_i64("start", args.next_rs()?.as_slice())?.to_string();
     let stop = parse_i64("stop", args.next_rs()?.as_slice())?.to_string();
     let (mut withscores, mut period) = (false, None);
@@ -553,7 +553,7 @@ fn range_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             }
         }
     }
-    let Some((l, key)) = read_target(ctx, board, period)? else {
+    let Some((l, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Array(vec![]));
     };
     let board: &RedisString = &key;
@@ -591,8 +591,9 @@ pub fn rem(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, usize::MAX)?;
-    let board = super::board(&mut args)?;
-    if settings(ctx, board, false)?.is_none() {
+    let b = BoardCtx::open(ctx, &mut args)?;
+    let board = b.key;
+    if settings(&b, false)?.is_none() {
         return Ok(RedisValue::Integer(0));
     }
     let mut zrem: Vec<&[u8]> = vec![board.as_slice()];
@@ -611,7 +612,7 @@ pub fn card(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn card_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 6)?;
-    let board = super::board(&mut args)?;
+    let b = BoardCtx::open(ctx, &mut args)?;
     let mut period = None;
     while let Some(o) = args.next() {
         match o.to_ascii_uppercase().as_slice() {
@@ -619,7 +620,7 @@ fn card_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             _ => return Err(Fail::Msg("ERR syntax error: expected PERIOD".into())),
         }
     }
-    let Some((_, key)) = read_target(ctx, board, period)? else {
+    let Some((_, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Integer(0));
     };
     Ok(RedisValue::Integer(
@@ -639,7 +640,7 @@ pub fn around(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 8)?;
-    let board = super::board(&mut args)?;
+    let b = BoardCtx::open(ctx, &mut args)?;
     let member = args.next_rs()?.as_slice();
     let n = parse_i64("n", args.next_rs()?.as_slice())?;
     if !(0..=MAX_AROUND).contains(&n) {
@@ -654,7 +655,7 @@ fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             _ => return Err(Fail::Msg("ERR syntax error: expected PERIOD".into())),
         }
     }
-    let Some((l, key)) = read_target(ctx, board, period)? else {
+    let Some((l, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Array(vec![]));
     };
     let board: &RedisString = &key;
@@ -710,7 +711,7 @@ pub fn rangebyscore(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 12)?;
-    let board = super::board(&mut args)?;
+    let b = BoardCtx::open(ctx, &mut args)?;
     let (raw_min, raw_max) = (args.next_rs()?.as_slice(), args.next_rs()?.as_slice());
     let (mut limit, mut withscores, mut period) = (None, false, None);
     while let Some(opt) = args.next() {
@@ -733,7 +734,7 @@ fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             }
         }
     }
-    let Some((l, key)) = read_target(ctx, board, period)? else {
+    let Some((l, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Array(vec![]));
     };
     let board: &RedisString = &key;
@@ -786,17 +787,18 @@ pub fn mincr(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, usize::MAX)?;
-    let board = super::board(&mut args)?;
+    let b = BoardCtx::open(ctx, &mut args)?;
+    let board = b.key;
     let delta = parse_i64("delta", args.next_rs()?.as_slice())?;
     let (t, now) = write_time(None)?;
-    let stored = settings(ctx, board, true)?;
+    let stored = settings(&b, true)?;
     let (l, spec) = stored.unwrap_or_else(|| (Layout::default_for(Resolution::Seconds), None));
     let mut members: Vec<&RedisString> = Vec::with_capacity(argv.len() - 3);
     while let Ok(m) = args.next_rs() {
         members.push(m);
     }
     let board_h = ffi::Key::open(ctx, board, true);
-    let mut dests = dests(ctx, board, board_h, spec.as_ref(), t, now)?;
+    let mut dests = dests(&b, board_h, spec.as_ref(), t, now)?;
     // Plan every board first (a member named twice gets delta twice): per
     // board each distinct member's running score found by hash, so the plan
     // costs O(n) lookups, not O(n²). A member new to a period board starts
@@ -841,7 +843,7 @@ fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         writes.push(w);
     }
     if stored.is_none() {
-        let lk = derived(ctx, board, Kind::Layout, &[], true)?;
+        let lk = b.derived(Kind::Layout, &[], true)?;
         call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
     }
     // Write each board's changes (only if something changes). Each write is
@@ -893,8 +895,9 @@ pub fn drop_board(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 2)?;
-    let board = super::board(&mut args)?;
-    let Some((_, spec)) = settings(ctx, board, true)? else {
+    let b = BoardCtx::open(ctx, &mut args)?;
+    let board = b.key;
+    let Some((_, spec)) = settings(&b, true)? else {
         return Ok(RedisValue::Integer(0));
     };
     // Every name first, each ACL-checked for writing: nothing is deleted
@@ -902,7 +905,7 @@ fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut names = vec![board.clone()];
     for (kind, parts) in owned_keys(spec.as_ref(), ffi::now_ms()) {
         let p: Vec<&[u8]> = parts.iter().map(|v| v.as_slice()).collect();
-        names.push(derived(ctx, board, kind, &p, true)?);
+        names.push(b.derived(kind, &p, true)?);
     }
     let refs: Vec<&[u8]> = names.iter().map(|n| n.as_slice()).collect();
     Ok(RedisValue::Integer(

@@ -9,10 +9,9 @@
 use super::hot::{
     board_record, check_hot_board, expire_effect, expired_fronts, hset_effect, not_ours, open_hll,
     overflow, published_at, refresh_retention, retention_ms, upkeep, view_error, write_record,
-    Board,
 };
 use super::{bulk, call, counter_of, effect, guard, open_typed, write_time, zadd_effect};
-use super::{Args, Fail, Res};
+use super::{Args, BoardCtx, Fail, Res};
 use crate::ffi::{self, Event, KeyKind};
 use crate::hot::record::BoardRecord;
 use crate::hot::view::{self, Bump, Counted, Outcome, Plan, ViewFacts};
@@ -29,7 +28,7 @@ pub fn view(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 6)?;
-    let b = Board::open(ctx, &mut args)?;
+    let b = BoardCtx::open(ctx, &mut args)?;
     let req = view_request(&mut args)?;
     let f = config::formula();
     let k = ViewKeys::new(&b, &req)?;
@@ -99,7 +98,7 @@ struct ViewKeys {
 }
 
 impl ViewKeys {
-    fn new(b: &Board, r: &Request) -> Res<Self> {
+    fn new(b: &BoardCtx, r: &Request) -> Res<Self> {
         let window = config::dedup_ms();
         let mut dedup = Vec::new();
         if window > 0 {
@@ -107,22 +106,22 @@ impl ViewKeys {
             let (gens, n) = dedup::generations(r.t, window, r.now);
             for (i, g) in gens[..n].iter().enumerate() {
                 let part = IntsText::new(&[window / 1000, *g, i64::from(shard)]);
-                dedup.push((*g, b.key(Kind::Dedup, &[part.as_bytes()], i == 0)?));
+                dedup.push((*g, b.derived(Kind::Dedup, &[part.as_bytes()], i == 0)?));
             }
         }
         let vv = if config::get(&config::VISITOR_MAX_VIEWS) > 0 {
             let vwin = visitor_window_ms();
             let w = IntsText::new(&[vwin / 1000, r.t.div_euclid(vwin)]);
-            Some(b.key(Kind::VisitorViews, &[w.as_bytes(), r.visitor], true)?)
+            Some(b.derived(Kind::VisitorViews, &[w.as_bytes(), r.visitor], true)?)
         } else {
             None
         };
         let article = r.article.as_slice();
         Ok(ViewKeys {
-            pv: b.key(Kind::Pv, &[article], true)?,
-            uv: b.key(Kind::Uv, &[article], true)?,
-            meta: b.key(Kind::Meta, &[article], true)?,
-            hb: b.key(Kind::HotBoard, &[], true)?,
+            pv: b.derived(Kind::Pv, &[article], true)?,
+            uv: b.derived(Kind::Uv, &[article], true)?,
+            meta: b.derived(Kind::Meta, &[article], true)?,
+            hb: b.derived(Kind::HotBoard, &[], true)?,
             vv,
             dedup,
             window,
@@ -161,7 +160,7 @@ struct ViewHandles {
 /// The read step: every key this view may write is opened once and checked
 /// (type, and the format of what hotrank stores in it) before anything is
 /// written.
-fn read(b: &Board, k: &ViewKeys, r: &Request) -> Res<ViewHandles> {
+fn read(b: &BoardCtx, k: &ViewKeys, r: &Request) -> Res<ViewHandles> {
     let ctx = b.ctx;
     let board = open_typed(ctx, b.key, KeyKind::ZSet, true)?;
     let on_board = board.zset_score(r.article).is_some();
@@ -178,7 +177,7 @@ fn read(b: &Board, k: &ViewKeys, r: &Request) -> Res<ViewHandles> {
     let pubidx = if on_board && published.is_some() {
         None
     } else {
-        let name = b.key(Kind::PubIndex, &[], true)?;
+        let name = b.derived(Kind::PubIndex, &[], true)?;
         let h = open_typed(ctx, &name, KeyKind::ZSet, true)?;
         Some((name, h))
     };
@@ -251,7 +250,7 @@ impl ViewHandles {
 
 /// The write step: applies `plan` (decided from what [`read`] found).
 fn write(
-    b: &Board,
+    b: &BoardCtx,
     k: &ViewKeys,
     mut h: ViewHandles,
     r: &Request,
@@ -266,7 +265,7 @@ fn write(
         finish_counted(b, k, h, r, c, f)?;
         stats::add(&stats::VIEWS_COUNTED, 1);
     } else if plan.outcome == Outcome::Suspicious {
-        let sus = b.key(Kind::Suspicious, &[r.article.as_slice()], true)?;
+        let sus = b.derived(Kind::Suspicious, &[r.article.as_slice()], true)?;
         let mut sus_h = open_typed(ctx, &sus, KeyKind::String, true)?;
         let value = counter_of(&sus_h)?.checked_add(1).ok_or_else(overflow)?;
         let created = sus_h.kind() == KeyKind::Empty;
@@ -333,7 +332,7 @@ fn write_visitor(
 /// A counted view's board keys: the board's ZADD, the publish index (for an
 /// article new to it) and the pair's dedup entry.
 fn write_board(
-    b: &Board,
+    b: &BoardCtx,
     k: &ViewKeys,
     h: &mut ViewHandles,
     r: &Request,
@@ -383,7 +382,7 @@ fn write_board(
 /// another article): it is counted and the view carries on. It works
 /// through `RedisModule_Call`, so the handles are closed first.
 fn finish_counted(
-    b: &Board,
+    b: &BoardCtx,
     k: &ViewKeys,
     mut h: ViewHandles,
     r: &Request,

@@ -277,21 +277,42 @@ impl Span {
     /// The period's id, as in its key name: `d2026-11-23`, `w2026-W48` (ISO
     /// week-year and week), `m2026-11`.
     pub fn id(self) -> String {
+        String::from_utf8_lossy(self.id_text().as_bytes()).into_owned()
+    }
+
+    /// [`Span::id`] on the stack, without allocating (write paths name a
+    /// period board per period and command).
+    pub fn id_text(self) -> IdText {
+        let mut t = IdText {
+            buf: [0; 16],
+            len: 0,
+        };
         match self.period {
             Period::Day => {
                 let (y, m, d) = civil_from_days(self.index);
-                format!("d{y:04}-{m:02}-{d:02}")
+                t.push(b'd');
+                t.num(y, 4);
+                t.push(b'-');
+                t.num(i64::from(m), 2);
+                t.push(b'-');
+                t.num(i64::from(d), 2);
             }
             Period::Week => {
                 let (y, w) = iso_week(self.first_day());
-                format!("w{y:04}-W{w:02}")
+                t.push(b'w');
+                t.num(y, 4);
+                t.push(b'-');
+                t.push(b'W');
+                t.num(i64::from(w), 2);
             }
-            Period::Month => format!(
-                "m{:04}-{:02}",
-                self.index.div_euclid(12),
-                self.index.rem_euclid(12) + 1
-            ),
+            Period::Month => {
+                t.push(b'm');
+                t.num(self.index.div_euclid(12), 4);
+                t.push(b'-');
+                t.num(self.index.rem_euclid(12) + 1, 2);
+            }
         }
+        t
     }
 
     /// Reads [`Span::id`]'s form back (years 0000..=9999); `None` if it is
@@ -341,6 +362,43 @@ impl Span {
 }
 
 // ---------------------------------------------------------------- board spec
+
+/// A period id as text on the stack (see [`Span::id_text`]): at most 12
+/// bytes (`d10000-01-01` at the very end of the time range in +14:00).
+#[derive(Clone, Copy)]
+pub struct IdText {
+    buf: [u8; 16],
+    len: usize,
+}
+
+impl IdText {
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    fn push(&mut self, b: u8) {
+        self.buf[self.len] = b;
+        self.len += 1;
+    }
+
+    /// `v` (0 ..= 99,999) in decimal, zero-padded to `width` digits.
+    fn num(&mut self, v: i64, width: usize) {
+        let v = v.clamp(0, 99_999) as u32;
+        let digits = if v >= 10_000 {
+            5
+        } else {
+            width.max(match v {
+                0..=9 => 1,
+                10..=99 => 2,
+                100..=999 => 3,
+                _ => 4,
+            })
+        };
+        for i in (0..digits).rev() {
+            self.push(b'0' + (v / 10u32.pow(i as u32) % 10) as u8);
+        }
+    }
+}
 
 /// Splits a board's stored layout text `<layout>[ periods …]` into the
 /// layout part and, for a periodic board, the [`Spec`] part (`periods …`).
@@ -701,6 +759,27 @@ mod tests {
     }
 
     proptest! {
+
+        /// The id built on the stack equals the one `format!` builds.
+        #[test]
+        fn id_text_equals_formatted_id(t in 0i64..=crate::parse::MAX_TIME_MS, tz in -840i32..=840) {
+            let tz = Tz::from_minutes(tz).unwrap();
+            for p in Period::ALL {
+                let s = p.containing(t, tz);
+                let want = match p {
+                    Period::Day => {
+                        let (y, m, d) = civil_from_days(s.index);
+                        format!("d{y:04}-{m:02}-{d:02}")
+                    }
+                    Period::Week => {
+                        let (y, w) = iso_week(s.first_day());
+                        format!("w{y:04}-W{w:02}")
+                    }
+                    Period::Month => format!("m{:04}-{:02}", s.index.div_euclid(12), s.index.rem_euclid(12) + 1),
+                };
+                prop_assert_eq!(s.id(), want);
+            }
+        }
         #[test]
         fn civil_round_trip(z in -1_000_000i64..3_000_000) {
             let (y, m, d) = civil_from_days(z);
