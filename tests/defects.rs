@@ -62,19 +62,6 @@ fn exists(c: &mut Connection, key: &[u8]) -> bool {
     int(&ok(c, &[b"EXISTS", key])) == 1
 }
 
-/// Every key with its DUMP and whether it has a TTL: equal snapshots mean
-/// nothing was written.
-fn snapshot(c: &mut Connection) -> BTreeMap<Vec<u8>, (Vec<u8>, bool)> {
-    let keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(c).expect("KEYS");
-    keys.into_iter()
-        .map(|k| {
-            let dump: Vec<u8> = redis::cmd("DUMP").arg(&k).query(c).expect("DUMP");
-            let pttl: i64 = redis::cmd("PTTL").arg(&k).query(c).expect("PTTL");
-            (k, (dump, pttl > 0))
-        })
-        .collect()
-}
-
 fn show_keys(s: &BTreeMap<Vec<u8>, (Vec<u8>, bool)>) -> Vec<String> {
     s.keys()
         .map(|k| k.escape_ascii().to_string())

@@ -7,9 +7,8 @@
 #![allow(dead_code)]
 
 use crate::hot_client::*;
-use crate::models::Model;
+use crate::models::{replay, Model};
 use redis::{Connection, Value};
-use std::collections::BTreeMap;
 
 /// Runs a command that must fail; returns "CODE detail" as `common::err` does.
 pub fn fail(c: &mut Connection, args: &[&[u8]]) -> String {
@@ -50,17 +49,6 @@ pub fn top_ws(c: &mut Connection, board: &[u8], opts: &[&str]) -> Vec<(Vec<u8>, 
     pairs(&top_raw(c, &top_args(board, &o)))
 }
 
-pub fn pairs(items: &[Value]) -> Vec<(Vec<u8>, f64)> {
-    assert!(
-        items.len().is_multiple_of(2),
-        "WITHSCORES reply has an odd length"
-    );
-    items
-        .chunks(2)
-        .map(|p| (bytes(&p[0]), score(&p[1])))
-        .collect()
-}
-
 pub fn ids(v: &[&str]) -> Vec<Vec<u8>> {
     v.iter().map(|s| s.as_bytes().to_vec()).collect()
 }
@@ -80,36 +68,12 @@ pub fn stats(c: &mut Connection, board: &[u8], article: &[u8], at: Option<i64>) 
     if let Some(a) = &at_s {
         args.extend_from_slice(&[b"AT", a.as_bytes()]);
     }
-    match ok(c, &args) {
-        Value::Nil => None,
-        Value::Array(a) => {
-            let fields: Vec<String> = a.iter().step_by(2).map(text).collect();
-            assert_eq!(fields, ["pv", "uv", "suspicious", "published_at", "score"]);
-            Some(Stats {
-                pv: int(&a[1]),
-                uv: int(&a[3]),
-                published_at: match &a[7] {
-                    Value::Nil => None,
-                    v => Some(text(v)),
-                },
-                score: score(&a[9]),
-            })
-        }
-        other => panic!("HOT.STATS reply: {other:?}"),
-    }
-}
-
-/// Every key with its DUMP and whether it has a TTL: equal snapshots mean
-/// nothing was written.
-pub fn snapshot(c: &mut Connection) -> BTreeMap<Vec<u8>, (Vec<u8>, bool)> {
-    let keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(c).expect("KEYS");
-    keys.into_iter()
-        .map(|k| {
-            let dump: Vec<u8> = redis::cmd("DUMP").arg(&k).query(c).expect("DUMP");
-            let pttl: i64 = redis::cmd("PTTL").arg(&k).query(c).expect("PTTL");
-            (k, (dump, pttl > 0))
-        })
-        .collect()
+    parse_stats(&ok(c, &args)).map(|s| Stats {
+        pv: s.pv,
+        uv: s.uv,
+        published_at: s.published_at,
+        score: s.score,
+    })
 }
 
 pub fn base_seed() -> u64 {
@@ -119,7 +83,8 @@ pub fn base_seed() -> u64 {
         .unwrap_or(0x5EED_2024)
 }
 
-/// Sends views in pipelined batches and checks every reply against the model.
+/// Sends views in pipelined batches and checks every reply against the model
+/// (the default dedup window).
 pub fn replay_views(
     c: &mut Connection,
     board: &[u8],
@@ -127,30 +92,5 @@ pub fn replay_views(
     views: &[(Vec<u8>, Vec<u8>, i64)],
     ctx: &str,
 ) {
-    for batch in views.chunks(1000) {
-        let mut p = redis::pipe();
-        for (a, v, t) in batch {
-            p.cmd("HOT.VIEW")
-                .arg(board)
-                .arg(a)
-                .arg(v)
-                .arg("AT")
-                .arg(ts(*t));
-        }
-        let replies: Vec<Value> = p
-            .query(c)
-            .unwrap_or_else(|e| panic!("{ctx}: pipeline: {e}"));
-        for ((a, v, t), r) in batch.iter().zip(&replies) {
-            let want = model.view(a, v, *t, DEDUP);
-            let got = parse_view(r);
-            assert_eq!(
-                got,
-                want,
-                "{ctx}: HOT.VIEW {:?} {:?} AT {}",
-                String::from_utf8_lossy(a),
-                String::from_utf8_lossy(v),
-                ts(*t)
-            );
-        }
-    }
+    replay(c, board, model, views, DEDUP, ctx)
 }

@@ -3,7 +3,8 @@
 //! next to `hot_client` (the including crate must have `mod hot_client;` at its root).
 #![allow(dead_code)]
 
-use crate::hot_client::{hot, murmur64a, ViewReply, HLL_M, HLL_P, HLL_Q};
+use crate::hot_client::{hot, murmur64a, ts, view_many, ViewReply, HLL_M, HLL_P, HLL_Q};
+use redis::Connection;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 // ---------------------------------------------------------------------------
@@ -187,5 +188,28 @@ impl Model {
         v.sort_by(|x, y| y.1.total_cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
         v.truncate(limit);
         v
+    }
+}
+
+/// Replays views pipelined and checks every reply against the model.
+pub fn replay(
+    c: &mut Connection,
+    board: &[u8],
+    m: &mut Model,
+    views: &[(Vec<u8>, Vec<u8>, i64)],
+    dedup_ms: i64,
+    ctx: &str,
+) {
+    let got = view_many(c, board, views);
+    for ((a, v, t), got) in views.iter().zip(got) {
+        let want = m.view(a, v, *t, dedup_ms);
+        assert_eq!(
+            got,
+            want,
+            "{ctx}: HOT.VIEW {} {} AT {}",
+            String::from_utf8_lossy(a),
+            String::from_utf8_lossy(v),
+            ts(*t)
+        );
     }
 }
