@@ -4,7 +4,7 @@
 #   make build   cargo build --release  ->  target/release/libhotrank.so
 #   make run     redis-server on 127.0.0.1:6379 with the module loaded (foreground)
 #   make test    the whole test suite against redis-server and against valkey-server
-#   make memcheck smoke/hot/rank tests with every redis-server under valgrind memcheck;
+#   make memcheck smoke/hot*/rank* tests (MEMCHECK_TESTS) with every redis-server under valgrind memcheck;
 #                fails on a leak or memory error in the module's code (installs valgrind)
 #   make serve   the example HTTP service (examples/python) on SERVE_PORT (8080) against
 #                REDIS_URL (a server started with `make run`), board SERVE_BOARD (hot:{news})
@@ -119,7 +119,9 @@ test: deps build
 # module. The slow model test and the NASA replays are skipped.
 MEMCHECK_DIR    ?= $(ROOT)/target/memcheck
 MEMCHECK_SERVER ?= redis-server
-MEMCHECK_TESTS  ?= --test smoke --test hot --test rank
+# The files split out of tests/hot.rs and tests/rank.rs (hot_scale* are not run).
+MEMCHECK_TESTS  ?= --test smoke --test hot --test hot_top --test hot_input --test hot_keys \
+                   --test hot_nasa --test rank --test rank_model --test rank_input --test rank_persist
 MEMCHECK_SKIP   ?= --skip model_hundred --skip nasa_log
 
 memcheck: deps deps-valgrind build

@@ -12,6 +12,7 @@
 //!   the cluster holds exactly the keys the standalone server holds.
 
 mod common;
+use common::rng::Rng;
 use common::*;
 use redis::{Connection, ConnectionLike, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -144,20 +145,6 @@ fn start_cluster() -> Vec<Node> {
         }
     }
     nodes
-}
-
-/// xorshift64*: a small deterministic generator for the workload.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 /// Article / member ids, including bytes that matter for key names.

@@ -19,6 +19,7 @@
 //! `HOTRANK_CRASH_SEED` reruns a seed.
 
 mod common;
+use common::rng::Rng;
 use common::*;
 use hotrank::keys::{derived, Kind};
 use redis::{Connection, Value};
@@ -132,20 +133,6 @@ const AOF_ALWAYS: &[&str] = &["--appendonly", "yes", "--appendfsync", "always"];
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
-
-/// xorshift64*.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn seed() -> u64 {
     std::env::var("HOTRANK_CRASH_SEED")

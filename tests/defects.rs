@@ -22,6 +22,8 @@ use common::rng::Rng;
 use common::*;
 #[path = "common/hot_client.rs"]
 mod hot_client;
+#[path = "common/nasa.rs"]
+mod nasa;
 use hot_client::*;
 use hotrank::hot::dedup;
 use hotrank::keys::{self, Kind};
@@ -58,19 +60,6 @@ fn dbsize(c: &mut Connection) -> i64 {
 
 fn exists(c: &mut Connection, key: &[u8]) -> bool {
     int(&ok(c, &[b"EXISTS", key])) == 1
-}
-
-/// Every key with its DUMP and whether it has a TTL: equal snapshots mean
-/// nothing was written.
-fn snapshot(c: &mut Connection) -> BTreeMap<Vec<u8>, (Vec<u8>, bool)> {
-    let keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(c).expect("KEYS");
-    keys.into_iter()
-        .map(|k| {
-            let dump: Vec<u8> = redis::cmd("DUMP").arg(&k).query(c).expect("DUMP");
-            let pttl: i64 = redis::cmd("PTTL").arg(&k).query(c).expect("PTTL");
-            (k, (dump, pttl > 0))
-        })
-        .collect()
 }
 
 fn show_keys(s: &BTreeMap<Vec<u8>, (Vec<u8>, bool)>) -> Vec<String> {
@@ -682,40 +671,14 @@ fn seed() -> u64 {
 }
 
 /// The NASA log's article views: (url path, host, time ms).
-fn nasa_views() -> Option<Vec<(Vec<u8>, Vec<u8>, i64)>> {
-    use std::io::BufRead;
+fn nasa_views() -> Option<nasa::Views> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/data/nasa_19950801.tsv.gz");
     if !path.exists() {
         println!("skipping: {} not found", path.display());
         return None;
     }
-    let file = std::fs::File::open(&path).expect("open log");
-    let mut r = std::io::BufReader::new(flate2::read::GzDecoder::new(file));
-    let mut line = Vec::new();
-    r.read_until(b'\n', &mut line).unwrap();
-    assert!(
-        line.starts_with(b"host\tlogname\ttime\tmethod\turl\tresponse\tbytes"),
-        "header"
-    );
-    let mut views = Vec::new();
-    loop {
-        line.clear();
-        if r.read_until(b'\n', &mut line).unwrap() == 0 {
-            break;
-        }
-        let l = line.strip_suffix(b"\n").unwrap_or(&line);
-        let cols: Vec<&[u8]> = l.split(|&b| b == b'\t').collect();
-        let time: i64 = std::str::from_utf8(cols[2])
-            .unwrap()
-            .parse()
-            .expect("unix seconds");
-        let path = cols[4].split(|&b| b == b'?').next().unwrap();
-        if cols[3] == b"GET" && cols[5] == b"200" && path.ends_with(b".html") {
-            views.push((path.to_vec(), cols[0].to_vec(), time * 1000));
-        }
-    }
-    Some(views)
+    Some(nasa::views(&path).0)
 }
 
 /// Replays the NASA log's views in a seeded random order and compares every
@@ -731,7 +694,7 @@ fn shuffled_nasa_replay_matches_the_two_sided_dedup_model() {
     println!("seed {seed} (HOTRANK_SEED overrides)");
     let mut rng = Rng::new(seed);
     for i in (1..views.len()).rev() {
-        views.swap(i, rng.below(i + 1));
+        views.swap(i, rng.below(i as u64 + 1) as usize);
     }
     let s = start();
     let mut c = s.conn();

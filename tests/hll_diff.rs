@@ -7,28 +7,12 @@
 //! (the module is not needed). The workload comes from a seeded RNG: the seed
 //! is printed, and `HLL_DIFF_SEED` replays one.
 mod common;
+use common::rng::SplitMix as Rng;
 
 use common::Server;
 use hotrank::hot::hll::{self, HllError};
 use redis::{Connection, Value};
 use std::time::Instant;
-
-/// splitmix64: small, deterministic, good enough for workloads.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn seed() -> u64 {
     let s = std::env::var("HLL_DIFF_SEED")

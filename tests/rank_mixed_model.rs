@@ -204,7 +204,7 @@ struct World {
 
 impl World {
     fn member(&mut self) -> String {
-        format!("m{:02}", self.rng.below(MEMBERS))
+        format!("m{:02}", self.rng.below(MEMBERS as u64))
     }
 
     /// An event time (ms, whole seconds) within the last 70 days.
@@ -320,7 +320,7 @@ fn apply(b: &mut Board, member: &str, plan: &[(Option<Span>, i64, bool)], sec: i
 fn step(w: &mut World, c: &mut Connection, i: usize) {
     away_from_midnight();
     let now = wall_ms();
-    let bi = w.rng.below(w.boards.len());
+    let bi = w.rng.below(w.boards.len() as u64) as usize;
     w.boards[bi].prune(now);
     let key = w.boards[bi].key.clone();
     let roll = w.rng.below(100);

@@ -9,6 +9,7 @@
 //! Run against Valkey with `HOTRANK_SERVER=/path/to/valkey-server`.
 
 mod common;
+use common::rng::SplitMix as Rng;
 use common::*;
 use redis::{Connection, Value};
 use std::time::{Duration, Instant};
@@ -55,25 +56,6 @@ fn pair(replica_module: bool) -> (Server, Server) {
         std::thread::sleep(Duration::from_millis(50));
     }
     (master, replica)
-}
-
-/// splitmix64: small, seeded, reproducible.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len() as u64) as usize]
-    }
 }
 
 const HOT_BOARDS: [&[u8]; 3] = [b"hot:{news}", b"hot:tech", b"hot:{a b}\nc"];

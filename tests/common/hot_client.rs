@@ -1,10 +1,11 @@
-//! Client-side helpers shared by the HOT integration tests (tests/hot.rs and
-//! tests/hot_scale.rs): binary-safe command runners, reply parsers, the
-//! reference formula and the pieces of Redis's HyperLogLog the models use.
+//! Client-side helpers shared by the HOT integration tests (tests/hot*.rs,
+//! tests/hot_scale*.rs, tests/defects.rs, tests/hostile.rs): binary-safe
+//! command runners, reply parsers, the reference formula and the pieces of
+//! Redis's HyperLogLog the models use.
 #![allow(dead_code)]
 
 use redis::{Connection, Value};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Milliseconds in an hour / a day.
 pub const H: i64 = 3_600_000;
@@ -111,6 +112,50 @@ pub struct ViewReply {
     pub status: String,
 }
 
+/// `HOT.TOP … WITHSCORES` items as (article, score) pairs.
+pub fn pairs(items: &[Value]) -> Vec<(Vec<u8>, f64)> {
+    assert!(
+        items.len().is_multiple_of(2),
+        "WITHSCORES reply has an odd length"
+    );
+    items
+        .chunks(2)
+        .map(|p| (bytes(&p[0]), score(&p[1])))
+        .collect()
+}
+
+/// A `HOT.STATS` reply.
+#[derive(Debug, PartialEq)]
+pub struct StatsReply {
+    pub pv: i64,
+    pub uv: i64,
+    pub suspicious: i64,
+    pub published_at: Option<String>,
+    pub score: f64,
+}
+
+/// `HOT.STATS` under RESP2: a flat array of field/value pairs, or nil.
+pub fn parse_stats(v: &Value) -> Option<StatsReply> {
+    match v {
+        Value::Nil => None,
+        Value::Array(a) => {
+            let fields: Vec<String> = a.iter().step_by(2).map(text).collect();
+            assert_eq!(fields, ["pv", "uv", "suspicious", "published_at", "score"]);
+            Some(StatsReply {
+                pv: int(&a[1]),
+                uv: int(&a[3]),
+                suspicious: int(&a[5]),
+                published_at: match &a[7] {
+                    Value::Nil => None,
+                    v => Some(text(v)),
+                },
+                score: score(&a[9]),
+            })
+        }
+        other => panic!("HOT.STATS reply: {other:?}"),
+    }
+}
+
 pub fn parse_view(v: &Value) -> ViewReply {
     match v {
         Value::Array(a) if a.len() == 4 => ViewReply {
@@ -189,4 +234,40 @@ pub fn lossy(v: &[(Vec<u8>, f64)]) -> Vec<(String, f64)> {
 /// checks against the server byte for byte.
 pub fn murmur64a(key: &[u8], seed: u64) -> u64 {
     hotrank::hot::hll::murmur64a(key, seed)
+}
+
+/// Sends views `(article, visitor, at)` pipelined in batches; the replies in order.
+pub fn view_many(
+    c: &mut Connection,
+    board: &[u8],
+    views: &[(Vec<u8>, Vec<u8>, i64)],
+) -> Vec<ViewReply> {
+    let mut out = Vec::with_capacity(views.len());
+    for batch in views.chunks(5000) {
+        let mut p = redis::pipe();
+        for (a, v, t) in batch {
+            p.cmd("HOT.VIEW")
+                .arg(board)
+                .arg(a)
+                .arg(v)
+                .arg("AT")
+                .arg(ts(*t));
+        }
+        let replies: Vec<Value> = p.query(c).expect("HOT.VIEW pipeline");
+        out.extend(replies.iter().map(parse_view));
+    }
+    out
+}
+
+/// Every key with its DUMP and whether it has a TTL: equal snapshots mean
+/// nothing was written.
+pub fn snapshot(c: &mut Connection) -> BTreeMap<Vec<u8>, (Vec<u8>, bool)> {
+    let keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(c).expect("KEYS");
+    keys.into_iter()
+        .map(|k| {
+            let dump: Vec<u8> = redis::cmd("DUMP").arg(&k).query(c).expect("DUMP");
+            let pttl: i64 = redis::cmd("PTTL").arg(&k).query(c).expect("PTTL");
+            (k, (dump, pttl > 0))
+        })
+        .collect()
 }
