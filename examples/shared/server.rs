@@ -64,17 +64,7 @@ impl SpawnedServer {
             .and_then(|l| l.local_addr())
             .map_err(|e| format!("cannot find a free port: {e}"))?
             .port();
-        let (log, dir) = if opts.private_dir {
-            let dir =
-                env::temp_dir().join(format!("hotrank-example-{}-{port}", std::process::id()));
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            (dir.join("server.log"), Some(dir))
-        } else {
-            let log =
-                env::temp_dir().join(format!("hotrank-example-{}-{port}.log", std::process::id()));
-            (log, None)
-        };
+        let (log, dir) = log_and_dir(opts, port)?;
         let log_file =
             File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
         let log_err = log_file
@@ -155,6 +145,19 @@ impl SpawnedServer {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
         lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+}
+
+/// The server's log file and, with [`Options::private_dir`], its own directory.
+fn log_and_dir(opts: Options, port: u16) -> Res<(PathBuf, Option<PathBuf>)> {
+    let name = format!("hotrank-example-{}-{port}", std::process::id());
+    if opts.private_dir {
+        let dir = env::temp_dir().join(name);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        Ok((dir.join("server.log"), Some(dir)))
+    } else {
+        Ok((env::temp_dir().join(format!("{name}.log")), None))
     }
 }
 
