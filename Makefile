@@ -12,7 +12,7 @@
 #   make tune    replay a log once per gamma x base and compare the top 20s (table + SVG):
 #                LOG=access.log[.gz] GAMMAS=1.3,1.5,1.8 BASES=2 OUT=target/tune.svg
 #                [PUBLISHED=file of "article unix-seconds" lines: real publish times]
-#   make bench   run examples/bench.rs if present (BENCH_QUICK=1: sizes / 10)
+#   make bench   run examples/bench/ if present (BENCH_QUICK=1: sizes / 10)
 #   make profile instructions per command under callgrind (HOT.VIEW, Lua, ZADD, RANK.INCR,
 #                ZINCRBY): repeatable counts, unlike timings (installs valgrind)
 
@@ -150,7 +150,7 @@ tune: deps build
 	  $(if $(PUBLISHED),--published $(PUBLISHED))
 
 bench: deps build
-	@if [ -f examples/bench.rs ]; then \
+	@if [ -f examples/bench/main.rs ]; then \
 	  HOTRANK_MODULE=$(MODULE) $(CARGO) run --release --example bench; \
 	else \
 	  echo "no benchmark yet"; \

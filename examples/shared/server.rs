@@ -1,5 +1,5 @@
 //! A private redis-server/valkey-server with the module loaded, for the examples
-//! (`replay`, `tune`), which include this file with `#[path]`.
+//! (`replay`, `tune`, `bench`), which include this file with `#[path]`.
 //!
 //! - `HOTRANK_SERVER` — server binary to spawn (default `redis-server`).
 //! - `HOTRANK_MODULE` — module to load (default `<crate>/target/release/libhotrank.so`).
@@ -19,12 +19,35 @@ type Res<T> = Result<T, String>;
 pub struct SpawnedServer {
     child: Child,
     pub port: u16,
+    /// The server binary started (`HOTRANK_SERVER` or `redis-server`).
+    pub binary: String,
+    /// The module loaded, canonical path.
+    pub module: PathBuf,
     log: PathBuf,
+    /// The server's own `--dir`, removed on drop (see [`Options::private_dir`]).
+    dir: Option<PathBuf>,
+    stderr_tag: Option<&'static str>,
+}
+
+/// How to start the server; `Options::default()` is what [`SpawnedServer::start`] does.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Give the server a temporary working directory of its own (`--dir`, holding
+    /// its log), removed when the server is dropped.
+    pub private_dir: bool,
+    /// Announce start and stop on stderr as `[tag] …` instead of start on stdout,
+    /// for an example whose stdout is a report.
+    pub stderr_tag: Option<&'static str>,
 }
 
 impl SpawnedServer {
     /// Starts the server on a free loopback port and waits until it answers PING.
     pub fn start() -> Res<Self> {
+        Self::start_with(Options::default())
+    }
+
+    /// [`SpawnedServer::start`] with [`Options`].
+    pub fn start_with(opts: Options) -> Res<Self> {
         let binary = env::var("HOTRANK_SERVER").unwrap_or_else(|_| "redis-server".to_string());
         let module = match env::var_os("HOTRANK_MODULE") {
             Some(m) => PathBuf::from(m),
@@ -41,20 +64,23 @@ impl SpawnedServer {
             .and_then(|l| l.local_addr())
             .map_err(|e| format!("cannot find a free port: {e}"))?
             .port();
-        let log =
-            env::temp_dir().join(format!("hotrank-example-{}-{port}.log", std::process::id()));
+        let (log, dir) = log_and_dir(opts, port)?;
         let log_file =
             File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
         let log_err = log_file
             .try_clone()
             .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
 
-        let child = Command::new(&binary)
-            .arg("--port")
+        let mut cmd = Command::new(&binary);
+        cmd.arg("--port")
             .arg(port.to_string())
             .args(["--bind", "127.0.0.1"])
             .args(["--save", ""])
-            .args(["--appendonly", "no"])
+            .args(["--appendonly", "no"]);
+        if let Some(dir) = &dir {
+            cmd.arg("--dir").arg(dir);
+        }
+        let child = cmd
             .arg("--loadmodule")
             .arg(&module)
             .stdin(Stdio::null())
@@ -64,12 +90,25 @@ impl SpawnedServer {
             .map_err(|e| {
                 format!("cannot start {binary}: {e} (set HOTRANK_SERVER to a redis-server or valkey-server binary)")
             })?;
-        let mut server = SpawnedServer { child, port, log };
-        println!(
+        let started = format!(
             "started {binary} on 127.0.0.1:{port} (pid {}) with --loadmodule {}",
-            server.child.id(),
+            child.id(),
             module.display()
         );
+        if let Some(tag) = opts.stderr_tag {
+            eprintln!("[{tag}] {started}");
+        } else {
+            println!("{started}");
+        }
+        let mut server = SpawnedServer {
+            child,
+            port,
+            binary: binary.clone(),
+            module,
+            log,
+            dir,
+            stderr_tag: opts.stderr_tag,
+        };
         server.wait_ready(&binary)?;
         Ok(server)
     }
@@ -109,10 +148,29 @@ impl SpawnedServer {
     }
 }
 
+/// The server's log file and, with [`Options::private_dir`], its own directory.
+fn log_and_dir(opts: Options, port: u16) -> Res<(PathBuf, Option<PathBuf>)> {
+    let name = format!("hotrank-example-{}-{port}", std::process::id());
+    if opts.private_dir {
+        let dir = env::temp_dir().join(name);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        Ok((dir.join("server.log"), Some(dir)))
+    } else {
+        Ok((env::temp_dir().join(format!("{name}.log")), None))
+    }
+}
+
 impl Drop for SpawnedServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_file(&self.log);
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        if let Some(tag) = self.stderr_tag {
+            eprintln!("[{tag}] stopped {} (port {})", self.binary, self.port);
+        }
     }
 }

@@ -1,0 +1,233 @@
+//! The redis-benchmark workloads of the throughput section, declared once: command,
+//! module configs, setup, and the baselines each one is compared with.
+//!
+//! To add a workload, add a `Workload` to the group it is measured with (the rows of a
+//! group run back to back, so drift hits them alike); give it a `vs` entry to have its
+//! ratio to a baseline in the targets table (and its CPU per operation compared in the
+//! `srv µs/op` table). For example, the RANK.INCR on a board with periods
+//! (in the RANK.INCR group), with a setup command that creates its board.
+
+use crate::{BOARD, LUA_PLAIN_NAME};
+
+/// Board of the HOT.VIEW throughput runs: 100,000 articles, as in the issue.
+pub const WRITE_BOARD: &str = "hot:{bench2}";
+/// Configs that keep the whole 100,000-article write board (no trimming).
+pub const KEEP_BOARD: (&str, &str) = ("hotrank.max-articles", "1000000");
+
+/// Filled in at run time in a workload's arguments: the SHA1 of the Lua recipe
+/// (`examples/view.lua`), of the seed's plain script, and the dedup window (s).
+pub const VIEW_SHA: &str = "$VIEW_SHA";
+pub const PLAIN_SHA: &str = "$PLAIN_SHA";
+pub const DEDUP_S: &str = "$DEDUP_S";
+
+/// How a workload's rps must compare with its baseline's.
+#[derive(Clone, Copy, Debug)]
+pub enum Bound {
+    /// rps(workload) / rps(baseline) at least this.
+    AtLeast(f64),
+    /// rps(baseline) / rps(workload) at most this: how many times faster the baseline
+    /// may be.
+    AtMost(f64),
+}
+
+impl Bound {
+    pub fn text(self) -> String {
+        match self {
+            Bound::AtLeast(v) => format!("≥ {v}x"),
+            Bound::AtMost(v) => format!("≤ {v}x"),
+        }
+    }
+
+    pub fn met(self, ratio: f64) -> bool {
+        match self {
+            Bound::AtLeast(v) => ratio >= v,
+            Bound::AtMost(v) => ratio <= v,
+        }
+    }
+}
+
+/// A comparison of a workload with another workload of the table (its baseline).
+pub struct Vs {
+    pub baseline: &'static str,
+    /// The row's label in the targets table; `None`: `<workload> / <baseline> (rps)`.
+    pub label: Option<&'static str>,
+    pub bound: Bound,
+    /// Also a row of the `srv µs/op` table (A = workload, B = baseline).
+    pub srv: bool,
+}
+
+/// One redis-benchmark workload.
+pub struct Workload {
+    pub name: &'static str,
+    /// The command, `__rand_int__` for redis-benchmark's random numbers and the
+    /// placeholders above.
+    pub args: &'static [&'static str],
+    /// Module configs set for the run (and restored after).
+    pub config: &'static [(&'static str, &'static str)],
+    /// Commands sent once, before the workload is checked and timed.
+    pub setup: &'static [&'static [&'static str]],
+    /// What its rps is compared with, in the order of the targets table.
+    pub vs: &'static [Vs],
+}
+
+/// A workload with no config, no setup and no comparison.
+pub const fn w(name: &'static str, args: &'static [&'static str]) -> Workload {
+    Workload {
+        name,
+        args,
+        config: &[],
+        setup: &[],
+        vs: &[],
+    }
+}
+
+/// `rps(workload) / rps(baseline) ≥ min`, in both tables.
+pub const fn at_least(baseline: &'static str, min: f64) -> Vs {
+    Vs {
+        baseline,
+        label: None,
+        bound: Bound::AtLeast(min),
+        srv: true,
+    }
+}
+
+const VIEW_ARGS: &[&str] = &[
+    "HOT.VIEW",
+    WRITE_BOARD,
+    "art:__rand_int__",
+    "vis:__rand_int__",
+];
+const NO_ABNORMAL: &str = "HOT.VIEW, abnormal-traffic check off";
+const TRIMMED: &str = "HOT.VIEW, defaults (trims to 1000)";
+
+/// The groups of workloads, in the order they run and are reported.
+///
+/// The Lua recipe's keys (`lua:{b}:…`) are its own names, not the module's derived
+/// keys: the recipe is the independent baseline HOT.VIEW replaces, so they are not
+/// taken from `hotrank::keys`.
+pub const GROUPS: &[&[Workload]] = &[
+    &[
+        Workload {
+            config: &[KEEP_BOARD],
+            vs: &[
+                at_least("Lua EVALSHA", 2.5),
+                Vs {
+                    label: Some("HOT.VIEW / seed script without dedup (rps)"),
+                    ..at_least(LUA_PLAIN_NAME, 2.0)
+                },
+                at_least("ZADD", 0.5),
+            ],
+            ..w("HOT.VIEW", VIEW_ARGS)
+        },
+        w(
+            "Lua EVALSHA",
+            &[
+                "EVALSHA",
+                VIEW_SHA,
+                "5",
+                "lua:{b}:dd:art:__rand_int__:vis:__rand_int__",
+                "lua:{b}:pv:art:__rand_int__",
+                "lua:{b}:uv:art:__rand_int__",
+                "lua:{b}:meta:art:__rand_int__",
+                "lua:{b}",
+                "art:__rand_int__",
+                "vis:__rand_int__",
+                DEDUP_S,
+            ],
+        ),
+        w(
+            LUA_PLAIN_NAME,
+            &[
+                "EVALSHA",
+                PLAIN_SHA,
+                "4",
+                "lua:{b}:pv:art:__rand_int__",
+                "lua:{b}:uv:art:__rand_int__",
+                "lua:{b}:meta:art:__rand_int__",
+                "lua:{b}",
+                "art:__rand_int__",
+                "vis:__rand_int__",
+            ],
+        ),
+        Workload {
+            config: &[KEEP_BOARD, ("hotrank.visitor-max-views", "0")],
+            vs: &[
+                at_least("Lua EVALSHA", 2.5),
+                Vs {
+                    srv: false,
+                    ..at_least("ZADD", 0.5)
+                },
+            ],
+            ..w(NO_ABNORMAL, VIEW_ARGS)
+        },
+        Workload {
+            vs: &[at_least("Lua EVALSHA", 2.0)],
+            ..w(
+                TRIMMED,
+                &[
+                    "HOT.VIEW",
+                    "hot:{bench3}",
+                    "art:__rand_int__",
+                    "vis:__rand_int__",
+                ],
+            )
+        },
+    ],
+    &[
+        w("ZADD", &["ZADD", "z:{b}", "__rand_int__", "m:__rand_int__"]),
+        w("INCR", &["INCR", "c:{b}:__rand_int__"]),
+        w(
+            "PFADD",
+            &["PFADD", "hll:{b}:__rand_int__", "vis:__rand_int__"],
+        ),
+    ],
+    &[
+        Workload {
+            vs: &[at_least("ZINCRBY", 0.95)],
+            ..w("RANK.INCR", &["RANK.INCR", "lb:{b}", "m:__rand_int__", "1"])
+        },
+        // Each RANK.INCR also updates the day, week and month boards: four
+        // ZSETs written per command, at most 2x the cost of a plain board's.
+        Workload {
+            setup: &[&["RANK.CREATE", "plb:{b}", "PERIODS", "day", "week", "month"]],
+            vs: &[at_least("RANK.INCR", 0.5)],
+            ..w(
+                "RANK.INCR, PERIODS day week month",
+                &["RANK.INCR", "plb:{b}", "m:__rand_int__", "1"],
+            )
+        },
+        w("ZINCRBY", &["ZINCRBY", "zlb:{b}", "1", "m:__rand_int__"]),
+    ],
+    // Keep-best writes: a random score per member, kept if higher.
+    &[
+        Workload {
+            vs: &[at_least("ZADD GT", 0.95)],
+            ..w(
+                "RANK.SET BEST",
+                &[
+                    "RANK.SET",
+                    "lbbest:{b}",
+                    "m:__rand_int__",
+                    "__rand_int__",
+                    "BEST",
+                ],
+            )
+        },
+        w(
+            "ZADD GT",
+            &["ZADD", "zgt:{b}", "GT", "__rand_int__", "m:__rand_int__"],
+        ),
+    ],
+    &[
+        Workload {
+            vs: &[Vs {
+                baseline: "ZREVRANGE",
+                label: Some("ZREVRANGE rps / HOT.TOP rps (50 clients)"),
+                bound: Bound::AtMost(10.0),
+                srv: true,
+            }],
+            ..w("HOT.TOP", &["HOT.TOP", BOARD, "LIMIT", "20", "WITHSCORES"])
+        },
+        w("ZREVRANGE", &["ZREVRANGE", BOARD, "0", "19", "WITHSCORES"]),
+    ],
+];
