@@ -9,7 +9,10 @@ use crate::ffi::{self, KeyKind};
 use crate::keys::Kind;
 use crate::parse::{format_score, format_time_ms, parse_i64, IntText, ScoreText};
 use crate::rank::period::{self, parse_period, Period, Spec, Tz};
-use crate::rank::{parse_order, parse_resolution, Layout, Order, Resolution};
+use crate::rank::{
+    parse_order, parse_resolution, parse_settings_cached, plan_update, Layout, Order, Resolution,
+    Settings, Update,
+};
 use redis_module::{raw::KeyType, Context, RedisResult, RedisString, RedisValue};
 use std::collections::HashMap;
 
@@ -17,24 +20,6 @@ fn not_rank() -> Fail {
     Fail::Msg(
         "ERR key holds a ZSET that was not made by RANK (no board layout); use another key".into(),
     )
-}
-
-/// A board's stored settings: its packing layout and, for a periodic
-/// board, its periods.
-type Settings = (Layout, Option<Spec>);
-
-/// Parses a board's layout key: `<layout>[ periods …]` (see
-/// [`period::split_stored`]).
-fn parse_settings(raw: &[u8]) -> Res<Settings> {
-    let (head, tail) = period::split_stored(raw);
-    let l = Layout::deserialize_cached(head)?;
-    let spec = match tail {
-        None => None,
-        Some(t) => Some(Spec::deserialize(
-            std::str::from_utf8(t).map_err(|_| "ERR corrupt RANK layout key".to_string())?,
-        )?),
-    };
-    Ok((l, spec))
 }
 
 /// The board's settings; `None` for a missing board (a write gives it the
@@ -47,7 +32,7 @@ fn settings(b: &BoardCtx, write: bool) -> Res<Option<Settings>> {
     expect_type(ctx, &lk, KeyType::String)?;
     let stored = ctx.open_key(&lk).read().ok().flatten().map(|b| b.to_vec());
     match stored {
-        Some(raw) => Ok(Some(parse_settings(&raw)?)),
+        Some(raw) => Ok(Some(parse_settings_cached(&raw)?)),
         None if has_zset => Err(not_rank()),
         None => Ok(None),
     }
@@ -98,7 +83,7 @@ fn period_opt(args: &mut Args) -> Res<(Period, i64)> {
 /// was not created with.
 fn read_target<'a>(b: &BoardCtx<'a>, period: PeriodArg) -> Res<Option<(Layout, Name<'a>)>> {
     let (ctx, board) = (b.ctx, b.key);
-    let Some((l, spec)) = settings(&b, false)? else {
+    let Some((l, spec)) = settings(b, false)? else {
         return Ok(None);
     };
     let Some((p, ago)) = period else {
@@ -358,84 +343,92 @@ fn period_expiry(ctx: &Context, name: &RedisString, h: &mut ffi::Key, at: i64, n
     );
 }
 
+/// RANK.INCR (`add`) and RANK.SET: read → plan ([`plan_update`], pure) →
+/// write. Every board's new score is decided and checked against the layout
+/// before anything is written, so a refused write changes no board.
 fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue> {
     // SET takes its options in any order, a flag given twice counting
     // once (as ZADD's): no upper bound, so GT with LT gets its own error.
     let mut args = Args::new(argv, 4, if add { 6 } else { usize::MAX })?;
     let b = BoardCtx::open(ctx, &mut args)?;
-    let board = b.key;
     let member = args.next_rs()?;
-    let value = parse_i64(
-        if add { "delta" } else { "score" },
-        args.next_rs()?.as_slice(),
-    )?;
+    let name = if add { "delta" } else { "score" };
+    let value = parse_i64(name, args.next_rs()?.as_slice())?;
     let (cond, at) = if add {
         (None, opt_at(&mut args)?)
     } else {
         set_options(&mut args)?
     };
     let (t, now) = write_time(at)?;
+    // Read: the layout, the board and the current board of each period.
     let lk = b.derived(Kind::Layout, &[], true)?;
-    // One handle on the board for the type check, the read and the write.
-    let board_h = open_typed(ctx, board, KeyKind::ZSet, true)?;
-    let stored = {
-        let lk_h = open_typed(ctx, &lk, KeyKind::String, false)?;
-        match lk_h.kind() {
-            KeyKind::Empty if board_h.kind() == KeyKind::ZSet => return Err(not_rank()),
-            KeyKind::Empty => None,
-            _ => Some(parse_settings(lk_h.read())?),
+    let board_h = open_typed(ctx, b.key, KeyKind::ZSet, true)?;
+    let stored = stored_settings(ctx, &lk, &board_h)?;
+    let (l, spec) = stored.unwrap_or((Layout::default_for(Resolution::Seconds), None));
+    let mut dests = dests(&b, board_h, spec.as_ref(), t, now)?;
+    // Plan.
+    let update = match cond {
+        None if add => Update::Add(value),
+        None => Update::Set(value, None),
+        Some(c) => {
+            // The score and time must fit the board even when not written.
+            l.encode(value, t)?;
+            let higher = c == Cond::Gt || (c == Cond::Best && l.order == Order::Desc);
+            Update::Set(value, Some(higher))
         }
     };
-    let (l, spec) = stored.unwrap_or_else(|| (Layout::default_for(Resolution::Seconds), None));
-    // The all-time board and the current board of each period: every new
-    // score is decided (and checked against the layout) before anything is
-    // written, so a refused write changes no board.
-    let mut dests = dests(&b, board_h, spec.as_ref(), t, now)?;
-    // GT/LT/BEST: whether a write must raise (true) or lower the score.
-    let higher = cond.map(|c| match c {
-        Cond::Gt => true,
-        Cond::Lt => false,
-        Cond::Best => l.order == Order::Desc,
-    });
-    if cond.is_some() {
-        // The score and time must fit the board even when not written.
-        l.encode(value, t)?;
-    }
-    let mut writes: Vec<(usize, f64)> = Vec::with_capacity(dests.len());
-    // The all-time board's score after the command, and whether it is written.
-    let mut reply = (0, false);
-    for (i, d) in dests.iter().enumerate() {
-        // A member new to a period board starts there at 0.
-        let old = match d.h.zset_score(member) {
-            None => None,
-            Some(v) => Some(l.decode(v)?.0),
-        };
-        let new = if add {
-            old.unwrap_or(0)
-                .checked_add(value)
-                .ok_or_else(|| Fail::Msg(format!("ERR delta {value} would overflow the score")))?
-        } else {
-            value
-        };
-        // GT/LT/BEST, against this board's own score; then the same score
-        // is not rewritten, so the time it was reached stays.
-        let kept = match (higher, old) {
-            (Some(h), Some(o)) if !(if h { new > o } else { new < o }) => Some(o),
-            _ if old == Some(new) => Some(new),
-            _ => None,
-        };
-        if i == 0 {
-            reply = (kept.unwrap_or(new), kept.is_none());
-        }
-        if kept.is_none() {
-            writes.push((i, l.encode(new, t)?));
+    let olds = dests
+        .iter()
+        .map(|d| {
+            d.h.zset_score(member)
+                .map(|v| l.decode(v).map(|s| s.0))
+                .transpose()
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let plan = plan_update(&olds, update)?;
+    let mut writes = Vec::with_capacity(plan.len());
+    for (i, &(score, write)) in plan.iter().enumerate() {
+        if write {
+            writes.push((i, l.encode(score, t)?));
         }
     }
-    // Every check passed: a new board's layout is stored with its first member.
+    // Write: a new board's layout is stored with its first member.
     if stored.is_none() {
         call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
     }
-    for (i, packed) in writes {
+    write_members(ctx, &mut dests, &writes, member, now)?;
+    let (score, written) = plan[0];
+    Ok(match cond {
+        None => RedisValue::Integer(score),
+        Some(_) => RedisValue::Array(vec![
+            RedisValue::Integer(score),
+            RedisValue::Integer(i64::from(written)),
+        ]),
+    })
+}
+
+/// The settings in the layout key `lk` (open read-only here); `None` for a
+/// new board. Error: a ZSET at `board_h` without a layout is not RANK's.
+fn stored_settings(ctx: &Context, lk: &RedisString, board_h: &ffi::Key) -> Res<Option<Settings>> {
+    let lk_h = open_typed(ctx, lk, KeyKind::String, false)?;
+    match lk_h.kind() {
+        KeyKind::Empty if board_h.kind() == KeyKind::ZSet => Err(not_rank()),
+        KeyKind::Empty => Ok(None),
+        _ => Ok(Some(parse_settings_cached(lk_h.read())?)),
+    }
+}
+
+/// Writes `member`'s packed score on each board of `writes` (index into
+/// `dests`, packed score), replicated as its exact ZADD; a period board
+/// gets its expiry.
+fn write_members(
+    ctx: &Context,
+    dests: &mut [Dest],
+    writes: &[(usize, f64)],
+    member: &RedisString,
+    now: i64,
+) -> Res<()> {
+    for &(i, packed) in writes {
         let d = &mut dests[i];
         d.h.zset_add(packed, member)?;
         zadd_effect(ctx, &d.name, &ScoreText::new(packed), member);
@@ -443,13 +436,7 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
             period_expiry(ctx, &d.name, &mut d.h, at, now);
         }
     }
-    Ok(match cond {
-        None => RedisValue::Integer(reply.0),
-        Some(_) => RedisValue::Array(vec![
-            RedisValue::Integer(reply.0),
-            RedisValue::Integer(reply.1 as i64),
-        ]),
-    })
+    Ok(())
 }
 
 /// `RANK.SCORE K member [WITHTIME] [PERIOD day|week|month [AGO n]]` →

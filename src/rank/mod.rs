@@ -277,23 +277,77 @@ impl Layout {
     }
 }
 
-/// The last layout text parsed and its layout: boards almost always share
-/// one layout, and RANK.INCR/SET would otherwise re-derive it every call.
-static LAST_LAYOUT: std::sync::Mutex<Option<(Vec<u8>, Layout)>> = std::sync::Mutex::new(None);
+/// What a board's layout key holds: its packing [`Layout`] and, for a board
+/// with periods, their [`period::Spec`]. Text: the layout's
+/// ([`Layout::serialize`]), then ` periods …` ([`period::split_stored`]).
+pub type Settings = (Layout, Option<period::Spec>);
 
-impl Layout {
-    /// [`Layout::deserialize`], remembering the last text parsed.
-    pub fn deserialize_cached(raw: &[u8]) -> Result<Layout, String> {
-        let mut last = LAST_LAYOUT.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((text, l)) = last.as_ref() {
-            if text.as_slice() == raw {
-                return Ok(*l);
-            }
+/// Parses a layout key's text. Error: `ERR corrupt RANK layout key`.
+pub fn parse_settings(raw: &[u8]) -> Result<Settings, String> {
+    let (head, tail) = period::split_stored(raw);
+    let l = Layout::deserialize(head)?;
+    let spec = match tail {
+        None => None,
+        Some(t) => Some(period::Spec::deserialize(
+            std::str::from_utf8(t).map_err(|_| "ERR corrupt RANK layout key".to_string())?,
+        )?),
+    };
+    Ok((l, spec))
+}
+
+/// The last layout-key text parsed and its settings: boards almost always
+/// share one, and every RANK command would otherwise re-parse it.
+static LAST_SETTINGS: std::sync::Mutex<Option<(Vec<u8>, Settings)>> = std::sync::Mutex::new(None);
+
+/// [`parse_settings`], remembering the last text parsed.
+pub fn parse_settings_cached(raw: &[u8]) -> Result<Settings, String> {
+    let mut last = LAST_SETTINGS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((text, st)) = last.as_ref() {
+        if text.as_slice() == raw {
+            return Ok(*st);
         }
-        let l = Layout::deserialize(raw)?;
-        *last = Some((raw.to_vec(), l));
-        Ok(l)
     }
+    let st = parse_settings(raw)?;
+    *last = Some((raw.to_vec(), st));
+    Ok(st)
+}
+
+/// What RANK.INCR or RANK.SET does to one member on every board it updates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Update {
+    /// Add `delta` (a member new to a board starts there at 0).
+    Add(i64),
+    /// Set the score; with `Some(higher)` only if it raises (`true`, GT) or
+    /// lowers (`false`, LT) the board's current score.
+    Set(i64, Option<bool>),
+}
+
+/// For the member's current score on each board (`None`: absent), its score
+/// after the update and whether the update writes it. An equal score is
+/// never written, so the time it was reached stays; GT/LT compare with each
+/// board's own score. Error: `ERR delta … would overflow the score`.
+pub fn plan_update(olds: &[Option<i64>], u: Update) -> Result<Vec<(i64, bool)>, String> {
+    olds.iter()
+        .map(|&old| {
+            let new = match u {
+                Update::Add(d) => old
+                    .unwrap_or(0)
+                    .checked_add(d)
+                    .ok_or_else(|| format!("ERR delta {d} would overflow the score"))?,
+                Update::Set(v, _) => v,
+            };
+            let kept = match (u, old) {
+                (Update::Set(_, Some(true)), Some(o)) => new <= o,
+                (Update::Set(_, Some(false)), Some(o)) => new >= o,
+                _ => old == Some(new),
+            };
+            Ok(if kept {
+                (old.unwrap_or(new), false)
+            } else {
+                (new, true)
+            })
+        })
+        .collect()
 }
 
 /// Parses `s`/`ms` (case-insensitive) for `RESOLUTION`.
@@ -307,23 +361,53 @@ pub fn parse_resolution(raw: &[u8]) -> Result<Resolution, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn updates_write_only_what_changes() {
+        let olds = [Some(10), None, Some(12)];
+        assert_eq!(
+            plan_update(&olds, Update::Add(2)),
+            Ok(vec![(12, true), (2, true), (14, true)])
+        );
+        assert_eq!(
+            plan_update(&olds, Update::Add(0)),
+            Ok(vec![(10, false), (0, true), (12, false)])
+        );
+        assert_eq!(
+            plan_update(&olds, Update::Set(11, Some(true))),
+            Ok(vec![(11, true), (11, true), (12, false)])
+        );
+        assert_eq!(
+            plan_update(&olds, Update::Set(11, Some(false))),
+            Ok(vec![(10, false), (11, true), (11, true)])
+        );
+        assert_eq!(
+            plan_update(&olds, Update::Set(12, None)),
+            Ok(vec![(12, true), (12, true), (12, false)])
+        );
+        assert!(plan_update(&[Some(i64::MAX)], Update::Add(1)).is_err());
+    }
     use super::*;
     use proptest::prelude::*;
 
     #[test]
-    fn cached_deserialize_equals_deserialize() {
+    fn cached_settings_equal_parsed_ones() {
         let a = Layout::default_for(Resolution::Seconds).serialize();
-        let b = Layout::default_for(Resolution::Millis).serialize();
+        let b = format!(
+            "{} periods day,week tz +02:00 keep 3",
+            Layout::default_for(Resolution::Millis).serialize()
+        );
         for raw in [&a, &b, &a, &a, &b] {
             assert_eq!(
-                Layout::deserialize_cached(raw.as_bytes()),
-                Layout::deserialize(raw.as_bytes())
+                parse_settings_cached(raw.as_bytes()),
+                parse_settings(raw.as_bytes())
             );
         }
-        assert!(Layout::deserialize_cached(b"v1 x 1 2").is_err());
+        assert!(parse_settings(b.as_bytes()).unwrap().1.is_some());
+        assert!(parse_settings_cached(b"v1 x 1 2").is_err());
         assert_eq!(
-            Layout::deserialize_cached(a.as_bytes()),
-            Layout::deserialize(a.as_bytes())
+            parse_settings_cached(a.as_bytes()),
+            Ok((Layout::deserialize(a.as_bytes()).unwrap(), None))
         );
     }
 
