@@ -786,46 +786,13 @@ fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
     let board_h = ffi::Key::open(ctx, board, true);
     let mut dests = dests(&b, board_h, spec.as_ref(), t, now)?;
-    // Plan every board first (a member named twice gets delta twice): per
-    // board each distinct member's running score found by hash, so the plan
-    // costs O(n) lookups, not O(n²). A member new to a period board starts
-    // there at 0.
-    let mut out = Vec::with_capacity(members.len());
-    let mut writes: Vec<Vec<(&RedisString, f64)>> = Vec::with_capacity(dests.len());
+    // Plan every board first; the reply is the all-time board's scores.
+    let mut out = Vec::new();
+    let mut writes = Vec::with_capacity(dests.len());
     for (i, d) in dests.iter().enumerate() {
-        let h = &d.h;
-        // Distinct members in first-seen order: (member, stored score, running score).
-        let mut seen: Vec<(&RedisString, Option<i64>, i64)> = Vec::with_capacity(members.len());
-        let mut index: HashMap<&[u8], usize> = HashMap::with_capacity(members.len());
-        for &member in &members {
-            let j = match index.get(member.as_slice()) {
-                Some(&j) => j,
-                None => {
-                    let old = match h.zset_score(member) {
-                        None => None,
-                        Some(v) => Some(l.decode(v)?.0),
-                    };
-                    index.insert(member.as_slice(), seen.len());
-                    seen.push((member, old, old.unwrap_or(0)));
-                    seen.len() - 1
-                }
-            };
-            let new = seen[j]
-                .2
-                .checked_add(delta)
-                .ok_or_else(|| Fail::Msg(format!("ERR delta {delta} would overflow the score")))?;
-            seen[j].2 = new;
-            if i == 0 {
-                out.push(RedisValue::Integer(new));
-            }
-        }
-        // Each member's final score, where it changes (a new member is
-        // added even at 0).
-        let mut w = Vec::with_capacity(seen.len());
-        for (member, old, new) in seen {
-            if old != Some(new) {
-                w.push((member, l.encode(new, t)?));
-            }
+        let (scores, w) = plan_mincr(&d.h, &l, &members, delta, t)?;
+        if i == 0 {
+            out = scores.into_iter().map(RedisValue::Integer).collect();
         }
         writes.push(w);
     }
@@ -833,25 +800,71 @@ fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         let lk = b.derived(Kind::Layout, &[], true)?;
         call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
     }
-    // Write each board's changes (only if something changes). Each write is
-    // replicated as its exact ZADD; the `zadd` event and the WATCH signal
-    // fire once per board, as for one ZADD of many members.
     for (d, w) in dests.iter_mut().zip(&writes) {
-        if w.is_empty() {
-            continue;
-        }
-        for (member, p) in w {
-            d.h.zset_add(*p, member)?;
-            let text = ScoreText::new(*p);
-            ffi::replicate_zadd(ctx, &d.name, text.as_bytes(), member);
-        }
-        ffi::notify(ctx, ffi::Event::ZSet, c"zadd", &d.name);
-        ffi::signal_modified(ctx, &d.name);
-        if let Some(at) = d.expiry {
-            period_expiry(ctx, &d.name, &mut d.h, at, now);
-        }
+        write_mincr(ctx, d, w, now)?;
     }
     Ok(RedisValue::Array(out))
+}
+
+/// RANK.MINCR's plan for one board read through `h` (a member named twice
+/// gets delta twice; each distinct member's running score is found by hash,
+/// so the plan costs O(n) lookups, not O(n²); a member new to a period
+/// board starts there at 0): each argument's new score, and each distinct
+/// member's final packed score where it changes (a new member is added even
+/// at 0). Errors: overflow, a score out of the layout's range.
+#[allow(clippy::type_complexity)]
+fn plan_mincr<'m>(
+    h: &ffi::Key,
+    l: &Layout,
+    members: &[&'m RedisString],
+    delta: i64,
+    t: i64,
+) -> Res<(Vec<i64>, Vec<(&'m RedisString, f64)>)> {
+    // Distinct members in first-seen order: (member, stored score, running score).
+    let mut seen: Vec<(&RedisString, Option<i64>, i64)> = Vec::with_capacity(members.len());
+    let mut index: HashMap<&[u8], usize> = HashMap::with_capacity(members.len());
+    let mut scores = Vec::with_capacity(members.len());
+    for &member in members {
+        let j = match index.get(member.as_slice()) {
+            Some(&j) => j,
+            None => {
+                let old = h.zset_score(member).map(|v| l.decode(v)).transpose()?;
+                index.insert(member.as_slice(), seen.len());
+                seen.push((member, old.map(|o| o.0), old.map_or(0, |o| o.0)));
+                seen.len() - 1
+            }
+        };
+        let new = plan_update(&[Some(seen[j].2)], Update::Add(delta))?[0].0;
+        seen[j].2 = new;
+        scores.push(new);
+    }
+    let mut w = Vec::with_capacity(seen.len());
+    for (member, old, new) in seen {
+        if old != Some(new) {
+            w.push((member, l.encode(new, t)?));
+        }
+    }
+    Ok((scores, w))
+}
+
+/// Writes one board's MINCR changes `w` (if any), each replicated as its
+/// exact ZADD; the `zadd` event and the WATCH signal fire once per board,
+/// as for one ZADD of many members.
+fn write_mincr(ctx: &Context, d: &mut Dest, w: &[(&RedisString, f64)], now: i64) -> Res<()> {
+    if w.is_empty() {
+        return Ok(());
+    }
+    for (member, p) in w {
+        d.h.zset_add(*p, member)?;
+        let text = ScoreText::new(*p);
+        ffi::replicate_zadd(ctx, &d.name, text.as_bytes(), member);
+    }
+    ffi::notify(ctx, ffi::Event::ZSet, c"zadd", &d.name);
+    ffi::signal_modified(ctx, &d.name);
+    if let Some(at) = d.expiry {
+        period_expiry(ctx, &d.name, &mut d.h, at, now);
+    }
+    Ok(())
 }
 
 /// The keys RANK.DROP deletes besides the board ZSET `K`: every derived key
