@@ -284,48 +284,95 @@ impl Drop for ZsetRevIter {
     }
 }
 
-/// Key-spec flags and ACL categories of each command (see [`set_command_info`]).
-struct CommandMeta {
-    name: &'static str,
-    /// `KeySpecFlags` bits of the board key's spec.
-    key_flags: u32,
-    /// ACL categories, where the server can set them (7.2+, Valkey).
-    categories: &'static std::ffi::CStr,
+/// The server's command callback type (`RedisModuleCmdFunc`).
+pub type CmdFunc = extern "C" fn(
+    *mut raw::RedisModuleCtx,
+    *mut *mut raw::RedisModuleString,
+    std::os::raw::c_int,
+) -> std::os::raw::c_int;
+
+/// A row of [`crate::commands::table::COMMANDS`]: `command!(name, handler,
+/// flags, key access, ACL categories)`. It defines the row's callback, a
+/// function that only calls [`dispatch`] with the handler.
+#[macro_export]
+macro_rules! command {
+    ($name:literal, $run:path, $flags:literal, $key:ident, $cats:literal) => {
+        $crate::commands::table::Command {
+            name: $name,
+            flags: $flags,
+            key: $key,
+            categories: $cats,
+            func: {
+                extern "C" fn func(
+                    ctx: *mut redis_module::raw::RedisModuleCtx,
+                    argv: *mut *mut redis_module::raw::RedisModuleString,
+                    argc: std::os::raw::c_int,
+                ) -> std::os::raw::c_int {
+                    $crate::ffi::dispatch(ctx, argv, argc, $run)
+                }
+                func
+            },
+        }
+    };
 }
 
-/// Every command's key-spec flags and ACL categories: read-only commands
+/// Runs one command: decodes the arguments, runs `run` behind the panic
+/// guard ([`crate::commands::guard`]: a panic becomes an error reply, never
+/// an abort of the server) and sends its reply.
+pub fn dispatch(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: std::os::raw::c_int,
+    run: crate::commands::table::Handler,
+) -> std::os::raw::c_int {
+    let context = Context::new(ctx);
+    let args = redis_module::decode_args(ctx, argv, argc);
+    let reply = crate::commands::guard(&context, args, run);
+    context.reply(reply) as std::os::raw::c_int
+}
+
+/// Creates every command of [`crate::commands::table::COMMANDS`] (first,
+/// last and step key 1: the board key). Error: the server refused one.
+pub fn register_commands(ctx: &Context) -> Result<(), String> {
+    // SAFETY: the API table is written once at load time and only read afterwards.
+    let Some(create) = (unsafe { raw::RedisModule_CreateCommand }) else {
+        return Err("the server has no RedisModule_CreateCommand".into());
+    };
+    for c in &crate::commands::table::COMMANDS {
+        let name = std::ffi::CString::new(c.name).map_err(|_| "bad command name")?;
+        // SAFETY: the load-time context; name and flags are NUL-terminated,
+        // the server copies both; func is a static function.
+        let rc = unsafe {
+            create(
+                ctx.ctx,
+                name.as_ptr(),
+                Some(c.func),
+                c.flags.as_ptr(),
+                1,
+                1,
+                1,
+            )
+        };
+        if rc != raw::REDISMODULE_OK as i32 {
+            return Err(format!("failed to create command {}", c.name));
+        }
+    }
+    Ok(())
+}
+
+/// The board key's `KeySpecFlags` bits for a key access: read-only commands
 /// read their board key (RO ACCESS), so a user with read-only key
 /// permissions (`%R~`) may run them; without a spec the server derives RW
 /// ACCESS UPDATE from first/last/step for every command.
-fn command_meta() -> [CommandMeta; 16] {
+fn key_flags(access: crate::commands::table::KeyAccess) -> u32 {
+    use crate::commands::table::KeyAccess;
     use redis_module::commands::KeySpecFlags as F;
-    let read = (F::READ_ONLY | F::ACCESS).bits();
-    let write = (F::READ_WRITE | F::ACCESS | F::UPDATE).bits();
-    let remove = (F::READ_WRITE | F::DELETE).bits();
-    let delete_key = (F::REMOVE | F::DELETE).bits();
-    let m = |name, key_flags, categories| CommandMeta {
-        name,
-        key_flags,
-        categories,
-    };
-    [
-        m("hot.publish", write, c"write fast"),
-        m("hot.view", write, c"write"),
-        m("hot.top", read, c"read"),
-        m("hot.stats", read, c"read fast"),
-        m("rank.create", write, c"write fast"),
-        m("rank.incr", write, c"write fast"),
-        m("rank.set", write, c"write fast"),
-        m("rank.score", read, c"read fast"),
-        m("rank.rank", read, c"read fast"),
-        m("rank.range", read, c"read"),
-        m("rank.rem", remove, c"write fast"),
-        m("rank.card", read, c"read fast"),
-        m("rank.around", read, c"read"),
-        m("rank.rangebyscore", read, c"read"),
-        m("rank.mincr", write, c"write"),
-        m("rank.drop", delete_key, c"write keyspace"),
-    ]
+    match access {
+        KeyAccess::Read => (F::READ_ONLY | F::ACCESS).bits(),
+        KeyAccess::Write => (F::READ_WRITE | F::ACCESS | F::UPDATE).bits(),
+        KeyAccess::Remove => (F::READ_WRITE | F::DELETE).bits(),
+        KeyAccess::Delete => (F::REMOVE | F::DELETE).bits(),
+    }
 }
 
 /// `RedisModule_SetCommandInfo`, as the bindings type it.
@@ -349,7 +396,7 @@ pub fn set_command_info(ctx: &Context) -> Result<(), String> {
     };
     // SAFETY: as above.
     let set_categories = unsafe { raw::RedisModule_SetCommandACLCategories };
-    for meta in command_meta() {
+    for meta in &crate::commands::table::COMMANDS {
         let cname = std::ffi::CString::new(meta.name).map_err(|_| "bad command name")?;
         // SAFETY: ctx is the load-time context and the name NUL-terminated;
         // a null result means no such command.
@@ -358,8 +405,9 @@ pub fn set_command_info(ctx: &Context) -> Result<(), String> {
             return Err(format!("no command {}", meta.name));
         }
         let docs = crate::docs::find(meta.name);
-        if !set_info(set, cmd, meta.key_flags, docs) {
-            if docs.is_none() || !set_info(set, cmd, meta.key_flags, None) {
+        let flags = key_flags(meta.key);
+        if !set_info(set, cmd, flags, docs) {
+            if docs.is_none() || !set_info(set, cmd, flags, None) {
                 return Err(format!("SetCommandInfo {} failed", meta.name));
             }
             ctx.log_warning(&format!(

@@ -31,6 +31,10 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     ffi::register_info(ctx);
     ffi::set_explicit_signals(ctx);
     ffi::follow_hll_sparse_max(ctx);
+    if let Err(e) = ffi::register_commands(ctx) {
+        ctx.log_warning(&format!("hotrank: {e}"));
+        return Status::Err;
+    }
     if let Err(e) = ffi::set_command_info(ctx) {
         ctx.log_warning(&format!("hotrank: {e}"));
         return Status::Err;
@@ -44,24 +48,8 @@ redis_module! {
     allocator: (ffi::ModuleAlloc, ffi::ModuleAlloc),
     data_types: [],
     init: init,
-    commands: [
-        ["hot.publish", commands::hot::publish, "write deny-oom fast", 1, 1, 1, ""],
-        ["hot.view", commands::view::view, "write deny-oom", 1, 1, 1, ""],
-        ["hot.top", commands::hot::top, "readonly", 1, 1, 1, ""],
-        ["hot.stats", commands::hot::stats, "readonly fast", 1, 1, 1, ""],
-        ["rank.create", commands::rank::create, "write deny-oom fast", 1, 1, 1, ""],
-        ["rank.incr", commands::rank::incr, "write deny-oom fast", 1, 1, 1, ""],
-        ["rank.set", commands::rank::set, "write deny-oom fast", 1, 1, 1, ""],
-        ["rank.score", commands::rank::score, "readonly fast", 1, 1, 1, ""],
-        ["rank.rank", commands::rank::rank, "readonly fast", 1, 1, 1, ""],
-        ["rank.range", commands::rank::range, "readonly", 1, 1, 1, ""],
-        ["rank.rem", commands::rank::rem, "write fast", 1, 1, 1, ""],
-        ["rank.card", commands::rank::card, "readonly fast", 1, 1, 1, ""],
-        ["rank.around", commands::rank::around, "readonly", 1, 1, 1, ""],
-        ["rank.rangebyscore", commands::rank::rangebyscore, "readonly", 1, 1, 1, ""],
-        ["rank.mincr", commands::rank::mincr, "write deny-oom", 1, 1, 1, ""],
-        ["rank.drop", commands::rank::drop_board, "write", 1, 1, 1, ""],
-    ],
+    // Registered in `init` from the one command table (commands/table.rs).
+    commands: [],
     configurations: [
         i64: [
             [config::DEDUP_SECONDS.name, &config::DEDUP_SECONDS, config::DEDUP_SECONDS.default, config::DEDUP_SECONDS.min, config::DEDUP_SECONDS.max, ConfigurationFlags::DEFAULT, None],

@@ -42,6 +42,9 @@ const BOARDS: [&str; 4] = ["hot:{h1}", "hot:{h2}", "hotplain", "news:feed"];
 /// A board name used only for foreign ZSETs and RANK boards.
 const FOREIGN: &str = "hot:{foreign}";
 
+
+/// A command as its words.
+type Command = Vec<Vec<u8>>;
 fn seed() -> u64 {
     std::env::var("HOTRANK_SEED")
         .ok()
@@ -523,7 +526,7 @@ impl Hostile {
             keys::derived(bk, Kind::Dedup, &[part.as_bytes()])
         };
         // (key, plant commands)
-        let plants: Vec<(Vec<u8>, Vec<Vec<Vec<u8>>>)> = match kind {
+        let plants: Vec<(Vec<u8>, Vec<Command>)> = match kind {
             "pv" => {
                 let k = keys::derived(bk, Kind::Pv, &[&a]);
                 vec![(k.clone(), vec![vec![b"SET".to_vec(), k, b"12x".to_vec()]])]

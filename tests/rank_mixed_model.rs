@@ -266,7 +266,7 @@ fn away_from_midnight() {
         let now = wall_ms();
         let close = TZS.iter().any(|tz| {
             let local = (now + *tz as i64 * 60_000).rem_euclid(DAY_MS);
-            local > DAY_MS - 3_000 || local < 1_000
+            !(1_000..=DAY_MS - 3_000).contains(&local)
         });
         if !close {
             return;
@@ -413,7 +413,7 @@ fn step(w: &mut World, c: &mut Connection, i: usize) {
             )
         }
         // RANK.DROP, then the board is created again with a new config.
-        53 if i % 7 == 0 => {
+        53 if i.is_multiple_of(7) => {
             let b = &w.boards[bi];
             let n = 1
                 + usize::from(!b.all.is_empty())

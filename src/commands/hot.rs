@@ -3,8 +3,8 @@
 //! articles).
 
 use super::{
-    bulk, call, counter_of, effect, expect_type, guard, open_typed, reply_array, reply_int,
-    zadd_effect, Args, BoardCtx, Fail, Res,
+    bulk, call, counter_of, effect, expect_type, open_typed, reply_array, reply_int, zadd_effect,
+    Args, BoardCtx, Fail, Res,
 };
 use crate::ffi::{Event, KeyKind};
 use crate::hot::record::BoardRecord;
@@ -16,7 +16,7 @@ use crate::parse::{
 };
 use crate::parse::{IntText, ScoreText};
 use crate::{config, ffi, stats};
-use redis_module::{raw::KeyType, Context, RedisResult, RedisString, RedisValue};
+use redis_module::{raw::KeyType, Context, RedisString, RedisValue};
 
 /// Most results one HOT.TOP may return.
 pub const MAX_LIMIT: i64 = 10_000;
@@ -201,11 +201,7 @@ pub(super) fn refresh_retention(
 }
 
 /// `HOT.PUBLISH K article published_at` → 1 if the publish time is new, 0 if updated.
-pub fn publish(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, publish_impl)
-}
-
-fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 4)?;
     let b = BoardCtx::open(ctx, &mut args)?;
     let article_rs = args.next_rs()?;
@@ -501,11 +497,7 @@ fn select_window(b: &BoardCtx, f: &Formula, q: i64, n: usize, w: i64) -> Res<Sel
 }
 
 /// `HOT.TOP K [LIMIT n] [WINDOW w] [WITHSCORES] [AT t]`.
-pub fn top(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, top_impl)
-}
-
-fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 9)?;
     let b = BoardCtx::open(ctx, &mut args)?;
     let (mut limit, mut window, mut withscores, mut at) = (20i64, None, false, None);
@@ -572,11 +564,7 @@ fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 }
 
 /// `HOT.STATS K article [AT t]` → pv, uv, suspicious, published_at, score (nil if unknown).
-pub fn stats(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, stats_impl)
-}
-
-fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+pub(super) fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 5)?;
     let b = BoardCtx::open(ctx, &mut args)?;
     let article = args.next_rs()?.as_slice();

@@ -4,6 +4,7 @@
 
 pub mod hot;
 pub mod rank;
+pub mod table;
 pub mod view;
 
 use crate::{ffi, keys, stats};

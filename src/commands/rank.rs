@@ -2,8 +2,8 @@
 //! AROUND, RANGEBYSCORE, MINCR, DROP.
 
 use super::{
-    bulk, call, expect_type, guard, open_typed, reply_array, reply_int, write_time, zadd_effect,
-    Args, BoardCtx, Fail, Res,
+    bulk, call, expect_type, open_typed, reply_array, reply_int, write_time, zadd_effect, Args,
+    BoardCtx, Fail, Res,
 };
 use crate::ffi::{self, KeyKind};
 use crate::keys::Kind;
@@ -13,7 +13,7 @@ use crate::rank::{
     parse_order, parse_resolution, parse_settings_cached, plan_update, Layout, Order, Resolution,
     Settings, Update,
 };
-use redis_module::{raw::KeyType, Context, RedisResult, RedisString, RedisValue};
+use redis_module::{raw::KeyType, Context, RedisString, RedisValue};
 use std::collections::HashMap;
 
 fn not_rank() -> Fail {
@@ -137,11 +137,7 @@ fn opt_at<'a>(args: &mut Args<'a>) -> Res<Option<&'a [u8]>> {
 /// Errors: `ERR board already exists`, `ERR ORDER must be asc or desc`, the
 /// layout's range errors, `ERR PERIODS must be day, week or month`, `ERR TZ
 /// …`, `ERR KEEP …`, `ERR TZ and KEEP need PERIODS`, `ERR syntax error at '…'`.
-pub fn create(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, create_impl)
-}
-
-fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+pub(super) fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 24)?;
     let b = BoardCtx::open(ctx, &mut args)?;
     let board = b.key;
@@ -204,8 +200,8 @@ fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 }
 
 /// `RANK.INCR K member delta [AT t]` → the new score.
-pub fn incr(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, |ctx, argv| write_score(ctx, argv, true))
+pub(super) fn incr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+    write_score(ctx, argv, true)
 }
 
 /// `RANK.SET K member score [GT|LT|BEST] [AT t]` (options in any order) →
@@ -228,8 +224,8 @@ pub fn incr(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 /// `ERR syntax error at '…': expected GT, LT, BEST or AT t`, the layout's
 /// score and time range errors
 /// (checked even when the score would not be written).
-pub fn set(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, |ctx, argv| write_score(ctx, argv, false))
+pub(super) fn set_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+    write_score(ctx, argv, false)
 }
 
 /// RANK.SET's write condition.
@@ -441,11 +437,7 @@ fn write_members(
 
 /// `RANK.SCORE K member [WITHTIME] [PERIOD day|week|month [AGO n]]` →
 /// score, or `[score, time]`; nil if absent.
-pub fn score(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, score_impl)
-}
-
-fn score_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+pub(super) fn score_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 8)?;
     let b = BoardCtx::open(ctx, &mut args)?;
     let member = args.next_rs()?;
@@ -475,11 +467,7 @@ fn score_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 /// rank, best first; nil if absent.
 /// With TIES: the competition rank (members with a strictly better score:
 /// higher on a desc board, lower on an asc one).
-pub fn rank(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, rank_impl)
-}
-
-fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+pub(super) fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 8)?;
     let b = BoardCtx::open(ctx, &mut args)?;
     let member = args.next_rs()?;
@@ -519,11 +507,7 @@ fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 
 /// `RANK.RANGE K start stop [WITHSCORES] [PERIOD day|week|month [AGO n]]` →
 /// members by rank (ZRANGE indexes).
-pub fn range(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, range_impl)
-}
-
-fn range_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+pub(super) fn range_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 9)?;
     let b = BoardCtx::open(ctx, &mut args)?;
     let start = parse_i64("start", args.next_rs()?.as_slice())?.to_string();
@@ -572,11 +556,7 @@ fn range_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 }
 
 /// `RANK.REM K member [member …]` → number removed.
-pub fn rem(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, rem_impl)
-}
-
-fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+pub(super) fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, usize::MAX)?;
     let b = BoardCtx::open(ctx, &mut args)?;
     let board = b.key;
@@ -593,11 +573,7 @@ fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 }
 
 /// `RANK.CARD K [PERIOD day|week|month [AGO n]]` → number of members.
-pub fn card(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, card_impl)
-}
-
-fn card_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+pub(super) fn card_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 6)?;
     let b = BoardCtx::open(ctx, &mut args)?;
     let mut period = None;
@@ -621,11 +597,7 @@ pub const MAX_AROUND: i64 = 1000;
 /// `RANK.AROUND K member n [PERIOD day|week|month [AGO n]]` → `[[rank,
 /// member, score], …]`: the member and up to `n` neighbours on each side,
 /// best first, clamped at the ends; empty if the member is absent.
-pub fn around(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, around_impl)
-}
-
-fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+pub(super) fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 8)?;
     let b = BoardCtx::open(ctx, &mut args)?;
     let member = args.next_rs()?.as_slice();
@@ -692,11 +664,7 @@ fn score_bound(name: &str, raw: &[u8], l: &Layout) -> Res<i64> {
 /// day|week|month [AGO n]]` → members whose score is in `[min, max]`
 /// (inclusive, exact; `min` is the lower number on every board), best
 /// first: highest first on a desc board, lowest first on an asc one.
-pub fn rangebyscore(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, rangebyscore_impl)
-}
-
-fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+pub(super) fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 12)?;
     let b = BoardCtx::open(ctx, &mut args)?;
     let (raw_min, raw_max) = (args.next_rs()?.as_slice(), args.next_rs()?.as_slice());
@@ -768,11 +736,7 @@ fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 /// board or on one of its period boards, nothing is written. Uses the
 /// server clock. It takes no GT/LT: the sign of `delta` already decides
 /// whether every score goes up or down.
-pub fn mincr(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, mincr_impl)
-}
-
-fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+pub(super) fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, usize::MAX)?;
     let b = BoardCtx::open(ctx, &mut args)?;
     let board = b.key;
@@ -889,11 +853,7 @@ fn owned_keys(spec: Option<&Spec>, now_ms: i64) -> Vec<(Kind, Vec<Vec<u8>>)> {
 /// Errors: a ZSET without a board layout is not deleted (the error of every
 /// RANK command on it); `NOPERM` unless the user may write every key;
 /// `WRONGTYPE` if `K` or the layout key holds another type.
-pub fn drop_board(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, drop_impl)
-}
-
-fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 2)?;
     let b = BoardCtx::open(ctx, &mut args)?;
     let board = b.key;

@@ -10,7 +10,7 @@ use super::hot::{
     board_record, check_hot_board, expire_effect, expired_fronts, hset_effect, not_ours, open_hll,
     overflow, published_at, refresh_retention, retention_ms, upkeep, view_error, write_record,
 };
-use super::{bulk, call, counter_of, effect, guard, open_typed, write_time, zadd_effect};
+use super::{bulk, call, counter_of, effect, open_typed, write_time, zadd_effect};
 use super::{Args, BoardCtx, Fail, Res};
 use crate::ffi::{self, Event, KeyKind};
 use crate::hot::record::BoardRecord;
@@ -19,14 +19,10 @@ use crate::hot::{dedup, Formula};
 use crate::keys::Kind;
 use crate::parse::{IntText, IntsText, ScoreText};
 use crate::{config, stats};
-use redis_module::{Context, RedisResult, RedisString, RedisValue};
+use redis_module::{Context, RedisString, RedisValue};
 
 /// `HOT.VIEW K article visitor [AT t]` → `[pv, uv, score, status]`.
-pub fn view(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    guard(ctx, args, view_impl)
-}
-
-fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 6)?;
     let b = BoardCtx::open(ctx, &mut args)?;
     let req = view_request(&mut args)?;

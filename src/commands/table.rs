@@ -1,0 +1,168 @@
+//! Every command, declared once: its name, handler, flags, how it uses its
+//! board key and its ACL categories. `lib.rs` registers the commands from
+//! this table ([`crate::ffi::register_commands`]), which also gives each its
+//! key spec and ACL categories ([`crate::ffi::set_command_info`]); the
+//! `COMMAND DOCS` text comes from [`crate::docs`], by name. Every handler
+//! runs behind the panic guard ([`super::guard`]), in [`crate::ffi::dispatch`].
+//!
+//! To add a command: a handler `fn(&Context, &[RedisString]) -> Res<RedisValue>`,
+//! a row here, and its docs in `src/docs.rs` (`tests/docs.rs` checks them).
+
+use super::{hot, rank, view, Res};
+use redis_module::{Context, RedisString, RedisValue};
+use std::ffi::CStr;
+
+/// A command handler: the arguments (command name first) → the reply.
+pub type Handler = fn(&Context, &[RedisString]) -> Res<RedisValue>;
+
+/// How a command uses its board key (the key spec the server and ACLs see).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyAccess {
+    /// Reads it (RO ACCESS): a user with read-only key permissions may run it.
+    Read,
+    /// Reads and updates it (RW ACCESS UPDATE).
+    Write,
+    /// Removes members from it (RW DELETE).
+    Remove,
+    /// Deletes it (RM DELETE).
+    Delete,
+}
+
+/// One command.
+pub struct Command {
+    /// The name, lower case (`hot.view`).
+    pub name: &'static str,
+    /// The server's command flags (`write deny-oom fast` …).
+    pub flags: &'static CStr,
+    pub key: KeyAccess,
+    /// ACL categories, set where the server can (7.2+, Valkey).
+    pub categories: &'static CStr,
+    /// The `RedisModuleCmdFunc` the server calls: [`crate::ffi::dispatch`] of
+    /// the handler.
+    pub func: crate::ffi::CmdFunc,
+}
+
+use KeyAccess::{Delete, Read, Remove, Write};
+
+/// Every command of the module, in registration order.
+pub static COMMANDS: [Command; 16] = [
+    crate::command!(
+        "hot.publish",
+        hot::publish_impl,
+        c"write deny-oom fast",
+        Write,
+        c"write fast"
+    ),
+    crate::command!(
+        "hot.view",
+        view::view_impl,
+        c"write deny-oom",
+        Write,
+        c"write"
+    ),
+    crate::command!("hot.top", hot::top_impl, c"readonly", Read, c"read"),
+    crate::command!(
+        "hot.stats",
+        hot::stats_impl,
+        c"readonly fast",
+        Read,
+        c"read fast"
+    ),
+    crate::command!(
+        "rank.create",
+        rank::create_impl,
+        c"write deny-oom fast",
+        Write,
+        c"write fast"
+    ),
+    crate::command!(
+        "rank.incr",
+        rank::incr_impl,
+        c"write deny-oom fast",
+        Write,
+        c"write fast"
+    ),
+    crate::command!(
+        "rank.set",
+        rank::set_impl,
+        c"write deny-oom fast",
+        Write,
+        c"write fast"
+    ),
+    crate::command!(
+        "rank.score",
+        rank::score_impl,
+        c"readonly fast",
+        Read,
+        c"read fast"
+    ),
+    crate::command!(
+        "rank.rank",
+        rank::rank_impl,
+        c"readonly fast",
+        Read,
+        c"read fast"
+    ),
+    crate::command!("rank.range", rank::range_impl, c"readonly", Read, c"read"),
+    crate::command!(
+        "rank.rem",
+        rank::rem_impl,
+        c"write fast",
+        Remove,
+        c"write fast"
+    ),
+    crate::command!(
+        "rank.card",
+        rank::card_impl,
+        c"readonly fast",
+        Read,
+        c"read fast"
+    ),
+    crate::command!("rank.around", rank::around_impl, c"readonly", Read, c"read"),
+    crate::command!(
+        "rank.rangebyscore",
+        rank::rangebyscore_impl,
+        c"readonly",
+        Read,
+        c"read"
+    ),
+    crate::command!(
+        "rank.mincr",
+        rank::mincr_impl,
+        c"write deny-oom",
+        Write,
+        c"write"
+    ),
+    crate::command!(
+        "rank.drop",
+        rank::drop_impl,
+        c"write",
+        Delete,
+        c"write keyspace"
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_lower_case_and_flags_match_the_key_access() {
+        let mut names: Vec<&str> = COMMANDS.iter().map(|c| c.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), COMMANDS.len());
+        for c in &COMMANDS {
+            assert_eq!(c.name, c.name.to_ascii_lowercase());
+            let flags = c.flags.to_str().unwrap();
+            let readonly = flags.split(' ').any(|f| f == "readonly");
+            assert_eq!(readonly, c.key == Read, "{}", c.name);
+            assert_eq!(
+                !readonly,
+                flags.split(' ').any(|f| f == "write"),
+                "{}",
+                c.name
+            );
+        }
+    }
+}
