@@ -123,7 +123,7 @@ MEMCHECK_SERVER ?= redis-server
 # files (hot_scale* and the 100,000-operation rank_mixed_model are not run).
 MEMCHECK_TESTS  ?= --test smoke --test hot --test hot_top --test hot_input --test hot_keys \
                    --test hot_nasa --test rank --test rank_model --test rank_input --test rank_persist \
-                   --test rank_game --test rank_period
+                   --test rank_game --test rank_period --test rank_period_ops
 MEMCHECK_SKIP   ?= --skip model_hundred --skip nasa_log
 
 memcheck: deps deps-valgrind build

@@ -42,7 +42,6 @@ const BOARDS: [&str; 4] = ["hot:{h1}", "hot:{h2}", "hotplain", "news:feed"];
 /// A board name used only for foreign ZSETs and RANK boards.
 const FOREIGN: &str = "hot:{foreign}";
 
-
 /// A command as its words.
 type Command = Vec<Vec<u8>>;
 fn seed() -> u64 {
