@@ -13,7 +13,6 @@ use hotrank::keys::{self, Kind};
 use hotrank::rank::period::{Period, Tz, DAY_MS};
 use period::*;
 use redis::{Connection, Value};
-use std::time::{Duration, Instant};
 
 /// A master with the module, and a replica of it without the module whose
 /// link is up.
@@ -21,19 +20,7 @@ fn pair() -> (Server, Server) {
     let master = Server::start();
     let port = master.port.to_string();
     let replica = Server::start_with(&["--replicaof", "127.0.0.1", port.as_str()], false);
-    let mut rc = replica.conn();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let info: String = redis::cmd("INFO")
-            .arg("replication")
-            .query(&mut rc)
-            .expect("INFO replication");
-        if info.lines().any(|l| l.trim() == "master_link_status:up") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "replica link did not come up");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_link_up(&replica);
     (master, replica)
 }
 

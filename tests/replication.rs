@@ -12,7 +12,7 @@ mod common;
 use common::rng::SplitMix as Rng;
 use common::*;
 use redis::{Connection, Value};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// DEBUG is off by default since Redis 7; allow it from loopback clients.
 const DEBUG_LOCAL: [&str; 2] = ["--enable-debug-command", "local"];
@@ -39,22 +39,7 @@ fn pair(replica_module: bool) -> (Server, Server) {
     let mut args = vec!["--replicaof", "127.0.0.1", port.as_str()];
     args.extend_from_slice(&DEBUG_LOCAL);
     let replica = Server::start_with(&args, replica_module);
-    let mut rc = replica.conn();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let info: String = redis::cmd("INFO")
-            .arg("replication")
-            .query(&mut rc)
-            .expect("INFO replication");
-        if info.lines().any(|l| l.trim() == "master_link_status:up") {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "replica link did not come up:\n{info}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_link_up(&replica);
     (master, replica)
 }
 

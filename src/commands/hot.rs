@@ -186,12 +186,7 @@ pub(super) fn refresh_retention(
     keys: &mut [(&RedisString, &mut ffi::Key)],
 ) {
     let ret = retention_ms();
-    let slack = (ret / 10).min(86_400_000);
-    let fresh = keys
-        .first()
-        .and_then(|(_, h)| h.ttl())
-        .is_some_and(|ttl| ttl > ret - slack);
-    if !fresh {
+    if !view::retention_fresh(keys.first().and_then(|(_, h)| h.ttl()), ret) {
         for (name, h) in keys.iter_mut() {
             if h.kind() != KeyKind::Empty {
                 expire_effect(ctx, name, h, now + ret, now);

@@ -26,16 +26,9 @@ fn not_rank() -> Fail {
 /// default layout, stored only once the write is known to succeed). `write`
 /// asks for write access to the layout key.
 fn settings(b: &BoardCtx, write: bool) -> Res<Option<Settings>> {
-    let (ctx, board) = (b.ctx, b.key);
     let lk = b.derived(Kind::Layout, &[], write)?;
-    let has_zset = expect_type(ctx, board, KeyType::ZSet)?;
-    expect_type(ctx, &lk, KeyType::String)?;
-    let stored = ctx.open_key(&lk).read().ok().flatten().map(|b| b.to_vec());
-    match stored {
-        Some(raw) => Ok(Some(parse_settings_cached(&raw)?)),
-        None if has_zset => Err(not_rank()),
-        None => Ok(None),
-    }
+    let board_h = open_typed(b.ctx, b.key, KeyKind::ZSet, false)?;
+    stored_settings(b.ctx, &lk, &board_h)
 }
 
 /// A key a command reads or writes: the board itself or one of its

@@ -216,9 +216,17 @@ fn add_visitor(v: &ViewFacts) -> Result<(HllWrite, i64), ViewError> {
 
 /// The retention expiry a counted view sets (see [`Counted::expire_at`]).
 fn retention_expiry(v: &ViewFacts) -> Option<i64> {
-    let slack = (v.retention / 10).min(86_400_000);
-    let fresh = v.pv.is_some() && v.pv_ttl.is_some_and(|ttl| ttl > v.retention - slack);
+    let fresh = v.pv.is_some() && retention_fresh(v.pv_ttl, v.retention);
     (!fresh).then_some(v.now + v.retention)
+}
+
+/// Whether a key's retention expiry is fresh: its time to live `ttl` (ms)
+/// is within a tenth of the `retention` (ms, at most a day) of a new one.
+/// Retention is refreshed only when it is not, so a busy article rewrites
+/// its expiries at most daily.
+pub fn retention_fresh(ttl: Option<i64>, retention: i64) -> bool {
+    let slack = (retention / 10).min(86_400_000);
+    ttl.is_some_and(|ttl| ttl > retention - slack)
 }
 
 fn to_i64(n: u64) -> i64 {

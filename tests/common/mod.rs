@@ -268,3 +268,23 @@ pub fn config_get(c: &mut redis::Connection, name: &str) -> String {
     assert_eq!(v.len(), 2, "CONFIG GET {name}: {v:?}");
     v[1].clone()
 }
+
+/// Waits (at most 30 s) until `replica` reports `master_link_status:up`.
+pub fn wait_link_up(replica: &Server) {
+    let mut rc = replica.conn();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let info: String = redis::cmd("INFO")
+            .arg("replication")
+            .query(&mut rc)
+            .expect("INFO replication");
+        if info.lines().any(|l| l.trim() == "master_link_status:up") {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "replica link did not come up:\n{info}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
