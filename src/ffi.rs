@@ -904,106 +904,76 @@ impl Key {
         }
         Ok(flags & raw::REDISMODULE_ZADD_ADDED as i32 != 0)
     }
+
+    /// Removes `member` from a ZSET; whether it was there. A ZSET left empty
+    /// is deleted (by the server, as ZREM does). Replication and keyspace
+    /// events are the caller's.
+    pub fn zset_rem(&mut self, member: &RedisString) -> bool {
+        if self.raw.key.is_null() || self.kind() != KeyKind::ZSet {
+            return false;
+        }
+        let mut deleted: i32 = 0;
+        // SAFETY: an open, writable ZSET key; the member is a live string.
+        let ok = unsafe {
+            raw::RedisModule_ZsetRem.expect("zset API")(self.raw.key, member.inner, &mut deleted)
+        };
+        ok == raw::REDISMODULE_OK as i32 && deleted != 0
+    }
+
+    /// Deletes the key (`unlink`: its value is freed in the background, as
+    /// UNLINK does); whether it existed. Replication and keyspace events are
+    /// the caller's.
+    pub fn delete(&mut self, unlink: bool) -> bool {
+        if self.raw.key.is_null() || self.kind() == KeyKind::Empty {
+            return false;
+        }
+        // SAFETY: an open, writable key that exists.
+        let ok = unsafe {
+            if unlink {
+                raw::RedisModule_UnlinkKey.expect("UnlinkKey")(self.raw.key)
+            } else {
+                raw::RedisModule_DeleteKey.expect("DeleteKey")(self.raw.key)
+            }
+        };
+        ok == raw::REDISMODULE_OK as i32
+    }
 }
 
 /// Replicates `cmd key args…` (effects replication, inside this command's
-/// MULTI/EXEC): the key passed as the string it is (format `s`: no copy),
-/// every other argument as a binary-safe buffer (`b`). Up to 6 of those:
-/// the callers' fixed shapes (INCRBY, APPEND, PEXPIREAT, SET … PXAT, HDEL,
-/// HSET of up to 3 fields) need at most 6; more is a bug caught by the
-/// panic guard.
+/// MULTI/EXEC): the key passed as the string it is (no copy), every other
+/// argument copied into a new string. Any number of arguments.
 pub fn replicate(ctx: &Context, cmd: &std::ffi::CStr, key: &RedisString, args: &[&[u8]]) {
-    // SAFETY: the format has one `s` (a live RedisModuleString, whose
-    // refcount Replicate takes) then one `b` (pointer, length) per argument,
-    // each buffer live for the call, and Replicate copies them.
-    unsafe {
-        let rep = raw::RedisModule_Replicate.expect("Replicate exists on every server");
-        let (c, k, cmd) = (ctx.ctx, key.inner, cmd.as_ptr());
-        let p = |i: usize| args[i].as_ptr().cast::<libc::c_char>();
-        let l = |i: usize| args[i].len();
-        match args.len() {
-            0 => rep(c, cmd, c"s".as_ptr(), k),
-            1 => rep(c, cmd, c"sb".as_ptr(), k, p(0), l(0)),
-            2 => rep(c, cmd, c"sbb".as_ptr(), k, p(0), l(0), p(1), l(1)),
-            3 => rep(
-                c,
-                cmd,
-                c"sbbb".as_ptr(),
-                k,
-                p(0),
-                l(0),
-                p(1),
-                l(1),
-                p(2),
-                l(2),
-            ),
-            4 => rep(
-                c,
-                cmd,
-                c"sbbbb".as_ptr(),
-                k,
-                p(0),
-                l(0),
-                p(1),
-                l(1),
-                p(2),
-                l(2),
-                p(3),
-                l(3),
-            ),
-            5 => rep(
-                c,
-                cmd,
-                c"sbbbbb".as_ptr(),
-                k,
-                p(0),
-                l(0),
-                p(1),
-                l(1),
-                p(2),
-                l(2),
-                p(3),
-                l(3),
-                p(4),
-                l(4),
-            ),
-            6 => rep(
-                c,
-                cmd,
-                c"sbbbbbb".as_ptr(),
-                k,
-                p(0),
-                l(0),
-                p(1),
-                l(1),
-                p(2),
-                l(2),
-                p(3),
-                l(3),
-                p(4),
-                l(4),
-                p(5),
-                l(5),
-            ),
-            n => panic!("replicate: {n} arguments after the key is not supported"),
-        };
-    }
+    // No context: these strings are freed on drop, not by automatic memory.
+    let owned: Vec<RedisString> = args
+        .iter()
+        .map(|a| RedisString::create_from_slice(std::ptr::null_mut(), a))
+        .collect();
+    let mut argv = Vec::with_capacity(1 + owned.len());
+    argv.push(key.inner);
+    argv.extend(owned.iter().map(|s| s.inner));
+    replicate_argv(ctx, cmd, &argv);
 }
 
 /// Replicates `ZADD key score member` with the key and member passed as the
 /// strings they are (no copies) and the score as text.
 pub fn replicate_zadd(ctx: &Context, key: &RedisString, score: &[u8], member: &RedisString) {
-    // SAFETY: format `sbs`: a live string, a (pointer, length) buffer live
-    // for the call, a live string.
+    let score = RedisString::create_from_slice(std::ptr::null_mut(), score);
+    replicate_argv(ctx, c"ZADD", &[key.inner, score.inner, member.inner]);
+}
+
+/// Replicates `cmd argv…` with format `v` (a vector of strings: Replicate
+/// takes a reference to each, so none is copied). The caller keeps every
+/// string alive for the call.
+fn replicate_argv(ctx: &Context, cmd: &std::ffi::CStr, argv: &[*mut raw::RedisModuleString]) {
+    // SAFETY: format `v` takes (RedisModuleString **, size_t): `argv` holds
+    // `argv.len()` live strings.
     unsafe {
         raw::RedisModule_Replicate.expect("Replicate exists on every server")(
             ctx.ctx,
-            c"ZADD".as_ptr(),
-            c"sbs".as_ptr(),
-            key.inner,
-            score.as_ptr().cast::<libc::c_char>(),
-            score.len(),
-            member.inner,
+            cmd.as_ptr(),
+            c"v".as_ptr(),
+            argv.as_ptr(),
+            argv.len(),
         );
     }
 }

@@ -256,6 +256,41 @@ impl IntText {
     }
 }
 
+/// Text built on the stack, at most `N` bytes: names and values written on
+/// the hot paths without allocating.
+#[derive(Clone, Copy)]
+pub struct StackText<const N: usize> {
+    buf: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> Default for StackText<N> {
+    fn default() -> Self {
+        StackText {
+            buf: [0; N],
+            len: 0,
+        }
+    }
+}
+
+impl<const N: usize> StackText<N> {
+    /// Appends `bytes`; returns false, appending nothing, when they do not
+    /// fit (the callers' texts have a known maximum length below `N`).
+    pub fn push(&mut self, bytes: &[u8]) -> bool {
+        let end = self.len + bytes.len();
+        if end > N {
+            return false;
+        }
+        self.buf[self.len..end].copy_from_slice(bytes);
+        self.len = end;
+        true
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
 /// Up to three i64s in decimal joined by `:` (`900:1932:17`), on the
 /// stack: the numeric parts of derived key names.
 pub struct IntsText {

@@ -3,8 +3,7 @@
 //! articles).
 
 use super::{
-    bulk, call, counter_of, effect, expect_type, open_typed, reply_array, reply_int, zadd_effect,
-    Args, BoardCtx, Fail, Res,
+    bulk, counter_of, effect, reply_array, reply_int, zadd_effect, Args, BoardCtx, Fail, Res,
 };
 use crate::ffi::{Event, KeyKind};
 use crate::hot::record::BoardRecord;
@@ -16,7 +15,7 @@ use crate::parse::{
 };
 use crate::parse::{IntText, ScoreText};
 use crate::{config, ffi, stats};
-use redis_module::{raw::KeyType, Context, RedisString, RedisValue};
+use redis_module::{Context, RedisString, RedisValue};
 
 /// Most results one HOT.TOP may return.
 pub const MAX_LIMIT: i64 = 10_000;
@@ -72,16 +71,15 @@ fn uv_of(h: &ffi::Key) -> Res<i64> {
 /// (its meta hash): the one source of each. `None` for an unknown article
 /// (no PV and no publish time).
 fn facts(b: &BoardCtx, article: &[u8]) -> Res<Option<Facts>> {
-    let meta_key = b.derived(Kind::Meta, &[article], false)?;
-    let meta = open_typed(b.ctx, &meta_key, KeyKind::Hash, false)?;
+    let (meta_key, meta) = b.open_derived(Kind::Meta, &[article], KeyKind::Hash, false)?;
     let published = published_at(&meta_key, &meta)?;
-    let pv_key = b.derived(Kind::Pv, &[article], false)?;
-    let pv = counter_of(&open_typed(b.ctx, &pv_key, KeyKind::String, false)?)?;
+    let (_, pv_h) = b.open_derived(Kind::Pv, &[article], KeyKind::String, false)?;
+    let pv = counter_of(&pv_h)?;
     if pv == 0 && published.is_none() {
         return Ok(None);
     }
-    let uv_key = b.derived(Kind::Uv, &[article], false)?;
-    let uv = uv_of(&open_typed(b.ctx, &uv_key, KeyKind::String, false)?)?;
+    let (_, uv_h) = b.open_derived(Kind::Uv, &[article], KeyKind::String, false)?;
+    let uv = uv_of(&uv_h)?;
     Ok(Some(Facts { pv, uv, published }))
 }
 
@@ -107,8 +105,7 @@ pub(super) fn check_hot_board(b: &BoardCtx, board: &ffi::Key, has_record: bool) 
     let foreign = if board.kind() == KeyKind::ZSet && board.len() > 0 {
         !has_record
     } else {
-        let layout = b.derived(Kind::Layout, &[], false)?;
-        ffi::Key::open(b.ctx, &layout, false).kind() != KeyKind::Empty
+        b.exists(&b.derived(Kind::Layout, &[], false)?)
     };
     if foreign {
         return Err(Fail::Msg(
@@ -128,8 +125,8 @@ pub(super) fn hll_error(e: hll::HllError) -> Fail {
 /// Opens an article's HyperLogLog for writing: missing, or a string that
 /// passes the server's HyperLogLog check; else the error PFADD would give,
 /// before anything is written.
-pub(super) fn open_hll(ctx: &Context, name: &RedisString) -> Res<ffi::Key> {
-    let h = open_typed(ctx, name, KeyKind::String, true)?;
+pub(super) fn open_hll(b: &BoardCtx, name: &RedisString) -> Res<ffi::Key> {
+    let h = b.open(name, KeyKind::String, true)?;
     if h.kind() != KeyKind::Empty {
         hll::validate(h.read()).map_err(hll_error)?;
     }
@@ -198,14 +195,11 @@ pub(super) fn refresh_retention(
 /// `HOT.PUBLISH K article published_at` → 1 if the publish time is new, 0 if updated.
 pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 4)?;
-    let b = BoardCtx::open(ctx, &mut args)?;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
     let article_rs = args.next_rs()?;
     let article = article_rs.as_slice();
     let published = parse_time_ms("published_at", args.next_rs()?.as_slice())?;
-    let f = config::formula();
-    if !f.is_valid() {
-        return Err(view_error(view::ViewError::BadFormula));
-    }
+    let f = valid_formula()?;
     // Read: every key is named, ACL-checked, opened and checked first.
     let (pv, uv, meta) = (
         b.derived(Kind::Pv, &[article], true)?,
@@ -214,16 +208,16 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     );
     let hb = b.derived(Kind::HotBoard, &[], true)?;
     let pubidx = b.derived(Kind::PubIndex, &[], true)?;
-    let mut board_h = open_typed(ctx, b.key, KeyKind::ZSet, true)?;
-    let mut hb_h = open_typed(ctx, &hb, KeyKind::String, true)?;
+    let mut board_h = b.open_board(true)?;
+    let mut hb_h = b.open(&hb, KeyKind::String, true)?;
     let record = board_record(&hb, &hb_h)?;
     check_hot_board(&b, &board_h, record.is_some())?;
-    let mut meta_h = open_typed(ctx, &meta, KeyKind::Hash, true)?;
+    let mut meta_h = b.open(&meta, KeyKind::Hash, true)?;
     let old_published = published_at(&meta, &meta_h)?;
-    let mut pub_h = open_typed(ctx, &pubidx, KeyKind::ZSet, true)?;
-    let mut pv_h = open_typed(ctx, &pv, KeyKind::String, true)?;
+    let mut pub_h = b.open(&pubidx, KeyKind::ZSet, true)?;
+    let mut pv_h = b.open(&pv, KeyKind::String, true)?;
     let pv_now = counter_of(&pv_h)?;
-    let mut uv_h = open_typed(ctx, &uv, KeyKind::String, true)?;
+    let mut uv_h = b.open(&uv, KeyKind::String, true)?;
     let now = ffi::now_ms();
 
     // Decide: an article on the board is rescored now, so its stored score
@@ -256,6 +250,16 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
         zadd_effect(ctx, &pubidx, &ScoreText::new(published as f64), article_rs);
     }
     Ok(RedisValue::Integer(i64::from(old_published.is_none())))
+}
+
+/// The formula of the configs, unless they are out of range (then the
+/// error of [`view::ViewError::BadFormula`]).
+pub(super) fn valid_formula() -> Res<Formula> {
+    let f = config::formula();
+    if !f.is_valid() {
+        return Err(view_error(view::ViewError::BadFormula));
+    }
+    Ok(f)
 }
 
 /// The standard error of a counter that cannot take one more.
@@ -319,13 +323,11 @@ fn forget<A: AsRef<[u8]>>(b: &BoardCtx, pubidx: &RedisString, articles: &[A]) ->
             }
         }
         let members: Vec<&[u8]> = batch.iter().map(|a| a.as_ref()).collect();
-        for zset in [b.bytes(), pubidx.as_slice()] {
-            let mut args = vec![zset];
-            args.extend(&members);
-            call(b.ctx, true, "ZREM", &args)?;
+        for zset in [b.key, pubidx] {
+            let mut h = b.open(zset, KeyKind::ZSet, true)?;
+            b.zrem(zset, &mut h, &members);
         }
-        let names: Vec<&[u8]> = counters.iter().map(|k| k.as_slice()).collect();
-        call(b.ctx, true, "DEL", &names)?;
+        b.delete(&counters, false);
     }
     Ok(())
 }
@@ -345,8 +347,7 @@ pub(super) fn expired_fronts(
         if out.iter().any(|a| a.as_slice() == article.as_slice()) {
             continue;
         }
-        let pv = b.derived(Kind::Pv, &[article.as_slice()], false)?;
-        if ffi::Key::open(b.ctx, &pv, false).kind() == KeyKind::Empty {
+        if !b.exists(&b.derived(Kind::Pv, &[article.as_slice()], false)?) {
             out.push(article);
         }
     }
@@ -393,7 +394,7 @@ pub(super) fn upkeep(
     .unwrap_or_default();
     // Keep exactly the top `max` by exact score now; forget the rest.
     let keep: std::collections::HashSet<&[u8]> = best.iter().map(|(a, _)| a.as_slice()).collect();
-    let all = reply_array(&call(b.ctx, false, "ZRANGE", &[b.bytes(), b"0", b"-1"])?);
+    let all = reply_array(&b.call_read("ZRANGE", &[b.bytes(), b"0", b"-1"])?);
     let gone: Vec<&Vec<u8>> = all
         .iter()
         .filter(|a| !keep.contains(a.as_slice()))
@@ -410,8 +411,7 @@ pub(super) fn upkeep(
 /// view, since views cannot be later than the clock; a query with AT is
 /// compared with the board's recorded bound.
 fn prune_ok(b: &BoardCtx, f: &Formula, q: i64, at_clock: bool) -> Res<bool> {
-    let hb = b.derived(Kind::HotBoard, &[], false)?;
-    let h = open_typed(b.ctx, &hb, KeyKind::String, false)?;
+    let (hb, h) = b.open_derived(Kind::HotBoard, &[], KeyKind::String, false)?;
     Ok(board_record(&hb, &h)?.is_some_and(|r| r.bounds_scores_at(f.fingerprint(), q, at_clock)))
 }
 
@@ -472,15 +472,13 @@ fn select(
 fn select_window(b: &BoardCtx, f: &Formula, q: i64, n: usize, w: i64) -> Res<Selection> {
     let pubidx = b.derived(Kind::PubIndex, &[], false)?;
     let (lo, hi) = (q.saturating_sub(w).to_string(), q.to_string());
-    let ids = reply_array(&call(
-        b.ctx,
-        false,
+    let ids = reply_array(&b.call_read(
         "ZRANGEBYSCORE",
         &[pubidx.as_slice(), lo.as_bytes(), hi.as_bytes()],
     )?);
     // The board decides membership: an index entry whose article is no
     // longer on the board (the board was deleted or expired) is not offered.
-    let board = ffi::Key::open(b.ctx, b.key, false);
+    let board = b.open_board(false)?;
     let mut best = TopN::new(n);
     for article in &ids {
         let member = RedisString::create_from_slice(b.ctx.ctx, article);
@@ -491,10 +489,40 @@ fn select_window(b: &BoardCtx, f: &Formula, q: i64, n: usize, w: i64) -> Res<Sel
     Ok((best.into_sorted(), ids.len() as u64))
 }
 
+/// The exact top `n` at `q` among articles published in `[q - w, q]`: a
+/// walk by stored score (with `prune`) while that costs less than scoring
+/// the whole window, else the window scored through the publish index.
+fn select_in_window(
+    b: &BoardCtx,
+    f: &Formula,
+    q: i64,
+    n: usize,
+    w: i64,
+    prune: bool,
+) -> Res<Selection> {
+    let (pubidx, _) = b.open_derived(Kind::PubIndex, &[], KeyKind::ZSet, false)?;
+    let (lo, hi) = (q.saturating_sub(w).to_string(), q.to_string());
+    let in_win =
+        reply_int(&b.call_read("ZCOUNT", &[pubidx.as_slice(), lo.as_bytes(), hi.as_bytes()])?)
+            .unwrap_or(0);
+    let tried = if prune {
+        select(b, f, q, n, Some(w), true, Some(in_win as u64))?
+    } else {
+        None
+    };
+    Ok(match tried {
+        Some(sel) => sel,
+        None => {
+            let (sel, scanned) = select_window(b, f, q, n, w)?;
+            (sel, scanned + if prune { in_win as u64 } else { 0 })
+        }
+    })
+}
+
 /// `HOT.TOP K [LIMIT n] [WINDOW w] [WITHSCORES] [AT t]`.
 pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 9)?;
-    let b = BoardCtx::open(ctx, &mut args)?;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
     let (mut limit, mut window, mut withscores, mut at) = (20i64, None, false, None);
     while let Some(opt) = args.next() {
         match opt.to_ascii_uppercase().as_slice() {
@@ -512,7 +540,7 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
     let q = at.unwrap_or_else(ffi::now_ms);
     stats::add(&stats::TOP_CALLS, 1);
-    if !expect_type(ctx, b.key, KeyType::ZSet)? {
+    if b.open_board(false)?.kind() == KeyKind::Empty {
         return Ok(RedisValue::Array(vec![]));
     }
     let f = config::formula();
@@ -520,32 +548,7 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let n = limit as usize;
     let (best, examined) = match window {
         None => select(&b, &f, q, n, None, prune, None)?.unwrap_or_default(),
-        Some(w) => {
-            // Walk by stored score while that costs less than scoring the
-            // whole window; else score the window through the publish index.
-            let pubidx = b.derived(Kind::PubIndex, &[], false)?;
-            expect_type(ctx, &pubidx, KeyType::ZSet)?;
-            let (lo, hi) = (q.saturating_sub(w).to_string(), q.to_string());
-            let in_win = reply_int(&call(
-                ctx,
-                false,
-                "ZCOUNT",
-                &[pubidx.as_slice(), lo.as_bytes(), hi.as_bytes()],
-            )?)
-            .unwrap_or(0);
-            let tried = if prune {
-                select(&b, &f, q, n, Some(w), true, Some(in_win as u64))?
-            } else {
-                None
-            };
-            match tried {
-                Some(sel) => sel,
-                None => {
-                    let (sel, scanned) = select_window(&b, &f, q, n, w)?;
-                    (sel, scanned + if prune { in_win as u64 } else { 0 })
-                }
-            }
-        }
+        Some(w) => select_in_window(&b, &f, q, n, w, prune)?,
     };
     stats::add(&stats::TOP_EXAMINED, examined);
     let mut out = Vec::with_capacity(best.len() * 2);
@@ -561,22 +564,15 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 /// `HOT.STATS K article [AT t]` → pv, uv, suspicious, published_at, score (nil if unknown).
 pub(super) fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 5)?;
-    let b = BoardCtx::open(ctx, &mut args)?;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
     let article = args.next_rs()?.as_slice();
-    let at = match args.next() {
-        None => None,
-        Some(opt) if opt.eq_ignore_ascii_case(b"AT") => {
-            Some(parse_time_ms("AT", args.value_of("AT")?)?)
-        }
-        Some(_) => return Err(Fail::Msg("ERR syntax error: expected AT t".into())),
+    let q = match args.trailing_at()? {
+        Some(raw) => parse_time_ms("AT", raw)?,
+        None => ffi::now_ms(),
     };
-    if args.next().is_some() {
-        return Err(Fail::Msg("ERR syntax error".into()));
-    }
-    let q = at.unwrap_or_else(ffi::now_ms);
     let sus = b.derived(Kind::Suspicious, &[article], false)?;
-    expect_type(ctx, b.key, KeyType::ZSet)?;
-    let suspicious = counter_of(&open_typed(ctx, &sus, KeyKind::String, false)?)?;
+    b.open_board(false)?;
+    let suspicious = counter_of(&b.open(&sus, KeyKind::String, false)?)?;
     let Some(a) = facts(&b, article)?.or((suspicious > 0).then_some(Facts {
         pv: 0,
         uv: 0,

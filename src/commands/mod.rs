@@ -1,6 +1,9 @@
 //! Command handlers: parse arguments, open keys, call the core, reply.
-//! Shared glue lives here: the panic guard, argument cursor, key helpers and
-//! `RedisModule_Call` wrappers.
+//! Shared glue lives here: the panic guard, the argument cursor, and
+//! [`BoardCtx`], the one way a handler names, ACL-checks, opens, writes
+//! (each write with its replicated effect and keyspace event) and deletes
+//! a board's keys, and reads through `RedisModule_Call` what the key API
+//! cannot (ZRANK, ZRANGE, ZCOUNT, …).
 
 pub mod hot;
 pub mod rank;
@@ -9,8 +12,8 @@ pub mod view;
 
 use crate::{ffi, keys, stats};
 use redis_module::{
-    raw::KeyType, CallOptionsBuilder, CallReply, CallResult, Context, RedisError, RedisResult,
-    RedisString, RedisValue,
+    CallOptionsBuilder, CallReply, CallResult, Context, RedisError, RedisResult, RedisString,
+    RedisValue,
 };
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -95,6 +98,21 @@ impl<'a> Args<'a> {
         self.pos += 1;
         Ok(v)
     }
+    /// The optional trailing `AT t` (the last arguments of the command).
+    /// Errors: `ERR syntax error: expected AT t`, `ERR syntax error` for
+    /// anything after it.
+    pub fn trailing_at(&mut self) -> Res<Option<&'a [u8]>> {
+        let at = match self.next() {
+            None => None,
+            Some(o) if o.eq_ignore_ascii_case(b"AT") => Some(self.value_of("AT")?),
+            Some(_) => return Err(Fail::Msg("ERR syntax error: expected AT t".into())),
+        };
+        if self.next().is_some() {
+            return Err(Fail::Msg("ERR syntax error".into()));
+        }
+        Ok(at)
+    }
+
     /// The value after an option name.
     pub fn value_of(&mut self, option: &str) -> Res<&'a [u8]> {
         self.next()
@@ -141,7 +159,7 @@ pub struct BoardCtx<'a> {
 
 impl<'a> BoardCtx<'a> {
     /// Takes the board key from `args` (see [`board`]).
-    pub fn open(ctx: &'a Context, args: &mut Args<'a>) -> Res<Self> {
+    pub fn from_args(ctx: &'a Context, args: &mut Args<'a>) -> Res<Self> {
         let key = board(args)?;
         Ok(BoardCtx {
             ctx,
@@ -166,36 +184,121 @@ impl<'a> BoardCtx<'a> {
     pub fn bytes(&self) -> &[u8] {
         self.key.as_slice()
     }
-}
 
-/// Fails with WRONGTYPE unless `key` is empty or of type `want`.
-pub fn expect_type(ctx: &Context, key: &RedisString, want: KeyType) -> Res<bool> {
-    let t = ctx.open_key(key).key_type();
-    if t == KeyType::Empty {
-        Ok(false)
-    } else if t == want {
-        Ok(true)
-    } else {
-        Err(wrong_type())
+    /// Opens `name` (the board key, or a name from [`BoardCtx::derived`],
+    /// which checked it against the ACL) for reading or writing. Error:
+    /// WRONGTYPE unless it is missing or of type `want`. The one way the
+    /// handlers open a key.
+    pub fn open(&self, name: &RedisString, want: ffi::KeyKind, write: bool) -> Res<ffi::Key> {
+        let k = ffi::Key::open(self.ctx, name, write);
+        match k.kind() {
+            ffi::KeyKind::Empty => Ok(k),
+            t if t == want => Ok(k),
+            _ => Err(wrong_type()),
+        }
     }
-}
 
-/// Runs a Redis command through `RedisModule_Call`; `write` replicates it
-/// (effects replication: the exact command with exact values goes to
-/// replicas and the AOF, wrapped with the rest of this command's effects in
-/// MULTI/EXEC).
-pub fn call(ctx: &Context, write: bool, cmd: &str, args: &[&[u8]]) -> Res<CallReply<'static>> {
-    let mut opts = CallOptionsBuilder::new().errors_as_replies();
-    if write {
-        opts = opts.replicate();
+    /// Opens the board ZSET ([`BoardCtx::open`]).
+    pub fn open_board(&self, write: bool) -> Res<ffi::Key> {
+        self.open(self.key, ffi::KeyKind::ZSet, write)
     }
-    let res: CallResult<'static> = ctx.call_ext(cmd, &opts.build(), args);
-    res.map_err(|e| {
-        Fail::Msg(
-            e.to_utf8_string()
-                .unwrap_or_else(|| "ERR call failed".into()),
-        )
-    })
+
+    /// Names, ACL-checks and opens a derived key ([`BoardCtx::derived`],
+    /// then [`BoardCtx::open`]).
+    pub fn open_derived(
+        &self,
+        kind: keys::Kind,
+        parts: &[&[u8]],
+        want: ffi::KeyKind,
+        write: bool,
+    ) -> Res<(RedisString, ffi::Key)> {
+        let name = self.derived(kind, parts, write)?;
+        let h = self.open(&name, want, write)?;
+        Ok((name, h))
+    }
+
+    /// Whether a key (ACL-checked by the caller) exists, whatever its type.
+    pub fn exists(&self, name: &RedisString) -> bool {
+        ffi::Key::open(self.ctx, name, false).kind() != ffi::KeyKind::Empty
+    }
+
+    /// A read the key API has no call for (ZRANK, ZRANGE, ZCOUNT, …), through
+    /// `RedisModule_Call`, never replicated. Its keys are the board's,
+    /// ACL-checked by the caller.
+    pub fn call_read(&self, cmd: &str, args: &[&[u8]]) -> Res<CallReply<'static>> {
+        let opts = CallOptionsBuilder::new().errors_as_replies().build();
+        let res: CallResult<'static> = self.ctx.call_ext(cmd, &opts, args);
+        res.map_err(|e| {
+            Fail::Msg(
+                e.to_utf8_string()
+                    .unwrap_or_else(|| "ERR call failed".into()),
+            )
+        })
+    }
+
+    /// Sets the missing string key `name` (open for writing as `h`) to
+    /// `text` as `SET name text` would: replicated as that command, with its
+    /// `set` event and WATCH signal.
+    pub fn set_new(&self, name: &RedisString, h: &mut ffi::Key, text: &[u8]) -> Res<()> {
+        h.write(text)?;
+        effect(self.ctx, name, ffi::Event::String, c"set", c"SET", &[text]);
+        Ok(())
+    }
+
+    /// Removes `members` from the ZSET `name` (open for writing as `h`) as
+    /// `ZREM name members…` would: the number removed. When any was, that
+    /// exact command is replicated, with the `zrem` event (and `del` when the
+    /// ZSET is left empty, which deletes it) and the WATCH signal.
+    pub fn zrem(&self, name: &RedisString, h: &mut ffi::Key, members: &[&[u8]]) -> i64 {
+        let mut removed = 0;
+        for m in members {
+            let m = RedisString::create_from_slice(std::ptr::null_mut(), m);
+            removed += i64::from(h.zset_rem(&m));
+        }
+        if removed > 0 {
+            ffi::replicate(self.ctx, c"ZREM", name, members);
+            ffi::notify(self.ctx, ffi::Event::ZSet, c"zrem", name);
+            if h.kind() == ffi::KeyKind::Empty {
+                ffi::notify(self.ctx, ffi::Event::Generic, c"del", name);
+            }
+            ffi::signal_modified(self.ctx, name);
+        }
+        removed
+    }
+
+    /// Deletes the keys `names` (ACL-checked for writing by the caller) as
+    /// `DEL names…` (`UNLINK names…` with `unlink`) would: see
+    /// [`BoardCtx::delete_open`].
+    pub fn delete(&self, names: &[RedisString], unlink: bool) -> i64 {
+        let mut handles: Vec<ffi::Key> = names
+            .iter()
+            .map(|n| ffi::Key::open(self.ctx, n, true))
+            .collect();
+        let mut keys: Vec<(&RedisString, &mut ffi::Key)> = names.iter().zip(&mut handles).collect();
+        self.delete_open(&mut keys, unlink)
+    }
+
+    /// Deletes keys through their handles (open for writing; a handle stays
+    /// usable, on a missing key) as `DEL names…` (`UNLINK names…` with
+    /// `unlink`) would: the number that existed. When any did, that exact
+    /// command is replicated, and each deleted key gets its `del` event and
+    /// WATCH signal.
+    pub fn delete_open(&self, keys: &mut [(&RedisString, &mut ffi::Key)], unlink: bool) -> i64 {
+        let mut deleted = 0;
+        for (name, h) in keys.iter_mut() {
+            if h.delete(unlink) {
+                deleted += 1;
+                ffi::notify(self.ctx, ffi::Event::Generic, c"del", name);
+                ffi::signal_modified(self.ctx, name);
+            }
+        }
+        if let (true, [(first, _), rest @ ..]) = (deleted > 0, &*keys) {
+            let rest: Vec<&[u8]> = rest.iter().map(|(n, _)| n.as_slice()).collect();
+            let cmd = if unlink { c"UNLINK" } else { c"DEL" };
+            ffi::replicate(self.ctx, cmd, first, &rest);
+        }
+        deleted
+    }
 }
 
 /// An integer reply.
@@ -258,22 +361,6 @@ pub fn zadd_effect(
     ffi::replicate_zadd(ctx, name, text.as_bytes(), member);
     ffi::notify(ctx, ffi::Event::ZSet, c"zadd", name);
     ffi::signal_modified(ctx, name);
-}
-
-/// Opens `name` for reading or writing and checks its type (`want`, or
-/// missing): WRONGTYPE otherwise.
-pub fn open_typed(
-    ctx: &Context,
-    name: &RedisString,
-    want: ffi::KeyKind,
-    write: bool,
-) -> Res<ffi::Key> {
-    let k = ffi::Key::open(ctx, name, write);
-    match k.kind() {
-        ffi::KeyKind::Empty => Ok(k),
-        t if t == want => Ok(k),
-        _ => Err(wrong_type()),
-    }
 }
 
 /// Parses a counter's value. Error, as INCRBY gives, unless it is an integer.

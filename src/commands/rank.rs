@@ -1,10 +1,7 @@
 //! `RANK.*` handlers: CREATE, INCR, SET, SCORE, RANK, RANGE, REM, CARD,
 //! AROUND, RANGEBYSCORE, MINCR, DROP.
 
-use super::{
-    bulk, call, expect_type, open_typed, reply_array, reply_int, write_time, zadd_effect, Args,
-    BoardCtx, Fail, Res,
-};
+use super::{bulk, reply_array, reply_int, write_time, zadd_effect, Args, BoardCtx, Fail, Res};
 use crate::ffi::{self, KeyKind};
 use crate::keys::Kind;
 use crate::parse::{format_score, format_time_ms, parse_i64, IntText, ScoreText};
@@ -13,7 +10,7 @@ use crate::rank::{
     parse_order, parse_resolution, parse_settings_cached, plan_update, Layout, Order, Resolution,
     Settings, Update,
 };
-use redis_module::{raw::KeyType, Context, RedisString, RedisValue};
+use redis_module::{Context, RedisString, RedisValue};
 use std::collections::HashMap;
 
 fn not_rank() -> Fail {
@@ -27,8 +24,8 @@ fn not_rank() -> Fail {
 /// asks for write access to the layout key.
 fn settings(b: &BoardCtx, write: bool) -> Res<Option<Settings>> {
     let lk = b.derived(Kind::Layout, &[], write)?;
-    let board_h = open_typed(b.ctx, b.key, KeyKind::ZSet, false)?;
-    stored_settings(b.ctx, &lk, &board_h)
+    let board_h = b.open_board(false)?;
+    stored_settings(b, &lk, &board_h)
 }
 
 /// A key a command reads or writes: the board itself or one of its
@@ -68,6 +65,27 @@ fn period_opt(args: &mut Args) -> Res<(Period, i64)> {
     Ok((p, ago))
 }
 
+/// A read's options, in any order: `PERIOD p [AGO n]` and, when `flag` is
+/// given, that flag (WITHTIME, TIES, WITHSCORES). Returns whether the flag
+/// was given, and the period. Error: `ERR syntax error: expected <flag> or
+/// PERIOD`.
+fn read_options(args: &mut Args, flag: Option<&str>) -> Res<(bool, PeriodArg)> {
+    let (mut set, mut period) = (false, None);
+    while let Some(o) = args.next() {
+        if flag.is_some_and(|f| o.eq_ignore_ascii_case(f.as_bytes())) {
+            set = true;
+        } else if o.eq_ignore_ascii_case(b"PERIOD") {
+            period = Some(period_opt(args)?);
+        } else {
+            return Err(Fail::Msg(match flag {
+                Some(f) => format!("ERR syntax error: expected {f} or PERIOD"),
+                None => "ERR syntax error: expected PERIOD".into(),
+            }));
+        }
+    }
+    Ok((set, period))
+}
+
 /// What a read reads: the board's layout and the ZSET holding the members
 /// (the board, or with `PERIOD p AGO n` the board of the period `n` periods
 /// before the one containing the server clock, in the board's TZ). `None`:
@@ -75,7 +93,7 @@ fn period_opt(args: &mut Args) -> Res<(Period, i64)> {
 /// expired). Error `ERR board has no <p> period` for a period the board
 /// was not created with.
 fn read_target<'a>(b: &BoardCtx<'a>, period: PeriodArg) -> Res<Option<(Layout, Name<'a>)>> {
-    let (ctx, board) = (b.ctx, b.key);
+    let board = b.key;
     let Some((l, spec)) = settings(b, false)? else {
         return Ok(None);
     };
@@ -90,35 +108,27 @@ fn read_target<'a>(b: &BoardCtx<'a>, period: PeriodArg) -> Res<Option<(Layout, N
         return Ok(None);
     }
     let span = p.containing(ffi::now_ms(), spec.tz).ago(ago);
-    let name = b.derived(Kind::Period, &[span.id_text().as_bytes()], false)?;
-    expect_type(ctx, &name, KeyType::ZSet)?;
+    let (name, _) = b.open_derived(
+        Kind::Period,
+        &[span.id_text().as_bytes()],
+        KeyKind::ZSet,
+        false,
+    )?;
     Ok(Some((l, Name::Derived(name))))
 }
 
-/// Current (score, time_ms) of a member, decoded.
+/// Current (score, time_ms) of a member of `zset` (the board or a period
+/// board), decoded.
 fn current(
-    ctx: &Context,
-    board: &RedisString,
+    b: &BoardCtx,
+    zset: &RedisString,
     l: &Layout,
     member: &RedisString,
 ) -> Res<Option<(i64, i64)>> {
-    match ffi::Key::open(ctx, board, false).zset_score(member) {
+    match b.open(zset, KeyKind::ZSet, false)?.zset_score(member) {
         None => Ok(None),
         Some(v) => Ok(Some(l.decode(v)?)),
     }
-}
-
-/// Parses the optional trailing `AT t`.
-fn opt_at<'a>(args: &mut Args<'a>) -> Res<Option<&'a [u8]>> {
-    let at = match args.next() {
-        None => None,
-        Some(o) if o.eq_ignore_ascii_case(b"AT") => Some(args.value_of("AT")?),
-        Some(_) => return Err(Fail::Msg("ERR syntax error: expected AT t".into())),
-    };
-    if args.next().is_some() {
-        return Err(Fail::Msg("ERR syntax error".into()));
-    }
-    Ok(at)
 }
 
 /// `RANK.CREATE K [RESOLUTION s|ms] [MIN n] [MAX n] [ORDER asc|desc]
@@ -132,8 +142,24 @@ fn opt_at<'a>(args: &mut Args<'a>) -> Res<Option<&'a [u8]>> {
 /// …`, `ERR KEEP …`, `ERR TZ and KEEP need PERIODS`, `ERR syntax error at '…'`.
 pub(super) fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 24)?;
-    let b = BoardCtx::open(ctx, &mut args)?;
-    let board = b.key;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
+    let text = create_layout(&mut args)?;
+    let lk = b.derived(Kind::Layout, &[], true)?;
+    // The layout outlives an emptied or deleted ZSET: the board still exists.
+    let exists = || Fail::Msg("ERR board already exists".into());
+    if b.open_board(false)?.kind() != KeyKind::Empty {
+        return Err(exists());
+    }
+    let mut lk_h = b.open(&lk, KeyKind::String, true)?;
+    if lk_h.kind() != KeyKind::Empty {
+        return Err(exists());
+    }
+    b.set_new(&lk, &mut lk_h, text.as_bytes())?;
+    Ok(RedisValue::SimpleStringStatic("OK"))
+}
+
+/// Parses RANK.CREATE's options into the layout key's text.
+fn create_layout(args: &mut Args) -> Res<String> {
     let (mut res, mut min, mut max, mut order) = (Resolution::Seconds, None, None, Order::Desc);
     let (mut periods, mut tz, mut keep) = (Vec::new(), None, None);
     while let Some(opt) = args.next() {
@@ -151,17 +177,7 @@ pub(super) fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
                 }
             }
             b"TZ" => tz = Some(Tz::parse(args.value_of("TZ")?)?),
-            b"KEEP" => {
-                let n = parse_i64("KEEP", args.value_of("KEEP")?)
-                    .ok()
-                    .filter(|n| (0..=period::MAX_KEEP).contains(n));
-                keep = Some(n.ok_or_else(|| {
-                    Fail::Msg(format!(
-                        "ERR KEEP must be an integer between 0 and {}",
-                        period::MAX_KEEP
-                    ))
-                })?);
-            }
+            b"KEEP" => keep = Some(parse_keep(args.value_of("KEEP")?)?),
             _ => {
                 return Err(Fail::Msg(format!(
                     "ERR syntax error at '{}'",
@@ -183,13 +199,20 @@ pub(super) fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
         text.push(' ');
         text.push_str(&spec.serialize());
     }
-    let lk = b.derived(Kind::Layout, &[], true)?;
-    // The layout outlives an emptied or deleted ZSET: the board still exists.
-    if expect_type(ctx, board, KeyType::ZSet)? || expect_type(ctx, &lk, KeyType::String)? {
-        return Err(Fail::Msg("ERR board already exists".into()));
-    }
-    call(ctx, true, "SET", &[lk.as_slice(), text.as_bytes()])?;
-    Ok(RedisValue::SimpleStringStatic("OK"))
+    Ok(text)
+}
+
+/// Parses KEEP's value. Error: `ERR KEEP must be an integer between 0 and …`.
+fn parse_keep(raw: &[u8]) -> Res<i64> {
+    parse_i64("KEEP", raw)
+        .ok()
+        .filter(|n| (0..=period::MAX_KEEP).contains(n))
+        .ok_or_else(|| {
+            Fail::Msg(format!(
+                "ERR KEEP must be an integer between 0 and {}",
+                period::MAX_KEEP
+            ))
+        })
 }
 
 /// `RANK.INCR K member delta [AT t]` → the new score.
@@ -288,7 +311,7 @@ fn dests<'a>(
     t_ms: i64,
     now_ms: i64,
 ) -> Res<Vec<Dest<'a>>> {
-    let (ctx, board) = (b.ctx, b.key);
+    let board = b.key;
     let mut out = Vec::with_capacity(4);
     out.push(Dest {
         name: Name::Board(board),
@@ -302,8 +325,12 @@ fn dests<'a>(
             if expiry <= now_ms {
                 continue;
             }
-            let name = b.derived(Kind::Period, &[span.id_text().as_bytes()], true)?;
-            let h = open_typed(ctx, &name, KeyKind::ZSet, true)?;
+            let (name, h) = b.open_derived(
+                Kind::Period,
+                &[span.id_text().as_bytes()],
+                KeyKind::ZSet,
+                true,
+            )?;
             out.push(Dest {
                 name: Name::Derived(name),
                 h,
@@ -339,20 +366,20 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
     // SET takes its options in any order, a flag given twice counting
     // once (as ZADD's): no upper bound, so GT with LT gets its own error.
     let mut args = Args::new(argv, 4, if add { 6 } else { usize::MAX })?;
-    let b = BoardCtx::open(ctx, &mut args)?;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
     let member = args.next_rs()?;
     let name = if add { "delta" } else { "score" };
     let value = parse_i64(name, args.next_rs()?.as_slice())?;
     let (cond, at) = if add {
-        (None, opt_at(&mut args)?)
+        (None, args.trailing_at()?)
     } else {
         set_options(&mut args)?
     };
     let (t, now) = write_time(at)?;
     // Read: the layout, the board and the current board of each period.
     let lk = b.derived(Kind::Layout, &[], true)?;
-    let board_h = open_typed(ctx, b.key, KeyKind::ZSet, true)?;
-    let stored = stored_settings(ctx, &lk, &board_h)?;
+    let board_h = b.open_board(true)?;
+    let stored = stored_settings(&b, &lk, &board_h)?;
     let (l, spec) = stored.unwrap_or((Layout::default_for(Resolution::Seconds), None));
     let mut dests = dests(&b, board_h, spec.as_ref(), t, now)?;
     // Plan.
@@ -383,7 +410,7 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
     }
     // Write: a new board's layout is stored with its first member.
     if stored.is_none() {
-        call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
+        store_layout(&b, &lk, &l)?;
     }
     write_members(ctx, &mut dests, &writes, member, now)?;
     let (score, written) = plan[0];
@@ -398,13 +425,20 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
 
 /// The settings in the layout key `lk` (open read-only here); `None` for a
 /// new board. Error: a ZSET at `board_h` without a layout is not RANK's.
-fn stored_settings(ctx: &Context, lk: &RedisString, board_h: &ffi::Key) -> Res<Option<Settings>> {
-    let lk_h = open_typed(ctx, lk, KeyKind::String, false)?;
+fn stored_settings(b: &BoardCtx, lk: &RedisString, board_h: &ffi::Key) -> Res<Option<Settings>> {
+    let lk_h = b.open(lk, KeyKind::String, false)?;
     match lk_h.kind() {
         KeyKind::Empty if board_h.kind() == KeyKind::ZSet => Err(not_rank()),
         KeyKind::Empty => Ok(None),
         _ => Ok(Some(parse_settings_cached(lk_h.read())?)),
     }
+}
+
+/// Stores a new board's layout `l` in its layout key `lk` (missing): the
+/// first write of a board, once it is known to succeed.
+fn store_layout(b: &BoardCtx, lk: &RedisString, l: &Layout) -> Res<()> {
+    let mut h = b.open(lk, KeyKind::String, true)?;
+    b.set_new(lk, &mut h, l.serialize().as_bytes())
 }
 
 /// Writes `member`'s packed score on each board of `writes` (index into
@@ -432,24 +466,13 @@ fn write_members(
 /// score, or `[score, time]`; nil if absent.
 pub(super) fn score_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 8)?;
-    let b = BoardCtx::open(ctx, &mut args)?;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
     let member = args.next_rs()?;
-    let (mut withtime, mut period) = (false, None);
-    while let Some(o) = args.next() {
-        match o.to_ascii_uppercase().as_slice() {
-            b"WITHTIME" => withtime = true,
-            b"PERIOD" => period = Some(period_opt(&mut args)?),
-            _ => {
-                return Err(Fail::Msg(
-                    "ERR syntax error: expected WITHTIME or PERIOD".into(),
-                ))
-            }
-        }
-    }
+    let (withtime, period) = read_options(&mut args, Some("WITHTIME"))?;
     let Some((l, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Null);
     };
-    Ok(match current(ctx, &key, &l, member)? {
+    Ok(match current(&b, &key, &l, member)? {
         None => RedisValue::Null,
         Some((s, _)) if !withtime => RedisValue::Integer(s),
         Some((s, t)) => RedisValue::Array(vec![RedisValue::Integer(s), bulk(format_time_ms(t))]),
@@ -462,39 +485,23 @@ pub(super) fn score_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
 /// higher on a desc board, lower on an asc one).
 pub(super) fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 8)?;
-    let b = BoardCtx::open(ctx, &mut args)?;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
     let member = args.next_rs()?;
-    let (mut ties, mut period) = (false, None);
-    while let Some(o) = args.next() {
-        match o.to_ascii_uppercase().as_slice() {
-            b"TIES" => ties = true,
-            b"PERIOD" => period = Some(period_opt(&mut args)?),
-            _ => {
-                return Err(Fail::Msg(
-                    "ERR syntax error: expected TIES or PERIOD".into(),
-                ))
-            }
-        }
-    }
+    let (ties, period) = read_options(&mut args, Some("TIES"))?;
     let Some((l, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Null);
     };
     let board: &RedisString = &key;
     if !ties {
-        let r = call(ctx, false, "ZRANK", &[board.as_slice(), member.as_slice()])?;
+        let r = b.call_read("ZRANK", &[board.as_slice(), member.as_slice()])?;
         return Ok(reply_int(&r).map_or(RedisValue::Null, RedisValue::Integer));
     }
-    let Some((s, _)) = current(ctx, board, &l, member)? else {
+    let Some((s, _)) = current(&b, board, &l, member)? else {
         return Ok(RedisValue::Null);
     };
     // Every member with a better score packs below (s, earliest time).
     let floor = format!("({}", format_score(l.encode(s, crate::rank::EPOCH_MS)?));
-    let r = call(
-        ctx,
-        false,
-        "ZCOUNT",
-        &[board.as_slice(), b"-inf", floor.as_bytes()],
-    )?;
+    let r = b.call_read("ZCOUNT", &[board.as_slice(), b"-inf", floor.as_bytes()])?;
     Ok(RedisValue::Integer(reply_int(&r).unwrap_or(0)))
 }
 
@@ -502,28 +509,15 @@ pub(super) fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
 /// members by rank (ZRANGE indexes).
 pub(super) fn range_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 9)?;
-    let b = BoardCtx::open(ctx, &mut args)?;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
     let start = parse_i64("start", args.next_rs()?.as_slice())?.to_string();
     let stop = parse_i64("stop", args.next_rs()?.as_slice())?.to_string();
-    let (mut withscores, mut period) = (false, None);
-    while let Some(o) = args.next() {
-        match o.to_ascii_uppercase().as_slice() {
-            b"WITHSCORES" => withscores = true,
-            b"PERIOD" => period = Some(period_opt(&mut args)?),
-            _ => {
-                return Err(Fail::Msg(
-                    "ERR syntax error: expected WITHSCORES or PERIOD".into(),
-                ))
-            }
-        }
-    }
+    let (withscores, period) = read_options(&mut args, Some("WITHSCORES"))?;
     let Some((l, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Array(vec![]));
     };
     let board: &RedisString = &key;
-    let r = call(
-        ctx,
-        false,
+    let r = b.call_read(
         "ZRANGE",
         &[
             board.as_slice(),
@@ -551,36 +545,28 @@ pub(super) fn range_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
 /// `RANK.REM K member [member …]` → number removed.
 pub(super) fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, usize::MAX)?;
-    let b = BoardCtx::open(ctx, &mut args)?;
-    let board = b.key;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
     if settings(&b, false)?.is_none() {
         return Ok(RedisValue::Integer(0));
     }
-    let mut zrem: Vec<&[u8]> = vec![board.as_slice()];
+    let mut members: Vec<&[u8]> = Vec::with_capacity(argv.len() - 2);
     while let Some(m) = args.next() {
-        zrem.push(m);
+        members.push(m);
     }
-    Ok(RedisValue::Integer(
-        reply_int(&call(ctx, true, "ZREM", &zrem)?).unwrap_or(0),
-    ))
+    let mut h = b.open_board(true)?;
+    Ok(RedisValue::Integer(b.zrem(b.key, &mut h, &members)))
 }
 
 /// `RANK.CARD K [PERIOD day|week|month [AGO n]]` → number of members.
 pub(super) fn card_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 6)?;
-    let b = BoardCtx::open(ctx, &mut args)?;
-    let mut period = None;
-    while let Some(o) = args.next() {
-        match o.to_ascii_uppercase().as_slice() {
-            b"PERIOD" => period = Some(period_opt(&mut args)?),
-            _ => return Err(Fail::Msg("ERR syntax error: expected PERIOD".into())),
-        }
-    }
+    let b = BoardCtx::from_args(ctx, &mut args)?;
+    let (_, period) = read_options(&mut args, None)?;
     let Some((_, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Integer(0));
     };
     Ok(RedisValue::Integer(
-        reply_int(&call(ctx, false, "ZCARD", &[key.as_slice()])?).unwrap_or(0),
+        reply_int(&b.call_read("ZCARD", &[key.as_slice()])?).unwrap_or(0),
     ))
 }
 
@@ -592,7 +578,7 @@ pub const MAX_AROUND: i64 = 1000;
 /// best first, clamped at the ends; empty if the member is absent.
 pub(super) fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 8)?;
-    let b = BoardCtx::open(ctx, &mut args)?;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
     let member = args.next_rs()?.as_slice();
     let n = parse_i64("n", args.next_rs()?.as_slice())?;
     if !(0..=MAX_AROUND).contains(&n) {
@@ -600,25 +586,17 @@ pub(super) fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
             "ERR n must be an integer between 0 and {MAX_AROUND}"
         )));
     }
-    let mut period = None;
-    while let Some(o) = args.next() {
-        match o.to_ascii_uppercase().as_slice() {
-            b"PERIOD" => period = Some(period_opt(&mut args)?),
-            _ => return Err(Fail::Msg("ERR syntax error: expected PERIOD".into())),
-        }
-    }
+    let (_, period) = read_options(&mut args, None)?;
     let Some((l, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Array(vec![]));
     };
     let board: &RedisString = &key;
-    let Some(r) = reply_int(&call(ctx, false, "ZRANK", &[board.as_slice(), member])?) else {
+    let Some(r) = reply_int(&b.call_read("ZRANK", &[board.as_slice(), member])?) else {
         return Ok(RedisValue::Array(vec![]));
     };
     let first = (r - n).max(0);
     let (s, e) = (first.to_string(), (r + n).to_string());
-    let items = reply_array(&call(
-        ctx,
-        false,
+    let items = reply_array(&b.call_read(
         "ZRANGE",
         &[board.as_slice(), s.as_bytes(), e.as_bytes(), b"WITHSCORES"],
     )?);
@@ -653,14 +631,10 @@ fn score_bound(name: &str, raw: &[u8], l: &Layout) -> Res<i64> {
     }
 }
 
-/// `RANK.RANGEBYSCORE K min max [LIMIT offset count] [WITHSCORES] [PERIOD
-/// day|week|month [AGO n]]` → members whose score is in `[min, max]`
-/// (inclusive, exact; `min` is the lower number on every board), best
-/// first: highest first on a desc board, lowest first on an asc one.
-pub(super) fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 4, 12)?;
-    let b = BoardCtx::open(ctx, &mut args)?;
-    let (raw_min, raw_max) = (args.next_rs()?.as_slice(), args.next_rs()?.as_slice());
+/// RANK.RANGEBYSCORE's options after `min max`: `LIMIT offset count`,
+/// `WITHSCORES` and `PERIOD p [AGO n]`, in any order.
+#[allow(clippy::type_complexity)]
+fn byscore_options(args: &mut Args) -> Res<(Option<(i64, i64)>, bool, PeriodArg)> {
     let (mut limit, mut withscores, mut period) = (None, false, None);
     while let Some(opt) = args.next() {
         match opt.to_ascii_uppercase().as_slice() {
@@ -673,7 +647,7 @@ pub(super) fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<Redi
                 limit = Some((off, cnt));
             }
             b"WITHSCORES" => withscores = true,
-            b"PERIOD" => period = Some(period_opt(&mut args)?),
+            b"PERIOD" => period = Some(period_opt(args)?),
             _ => {
                 return Err(Fail::Msg(format!(
                     "ERR syntax error at '{}'",
@@ -682,6 +656,18 @@ pub(super) fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<Redi
             }
         }
     }
+    Ok((limit, withscores, period))
+}
+
+/// `RANK.RANGEBYSCORE K min max [LIMIT offset count] [WITHSCORES] [PERIOD
+/// day|week|month [AGO n]]` → members whose score is in `[min, max]`
+/// (inclusive, exact; `min` is the lower number on every board), best
+/// first: highest first on a desc board, lowest first on an asc one.
+pub(super) fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+    let mut args = Args::new(argv, 4, 12)?;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
+    let (raw_min, raw_max) = (args.next_rs()?.as_slice(), args.next_rs()?.as_slice());
+    let (limit, withscores, period) = byscore_options(&mut args)?;
     let Some((l, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Array(vec![]));
     };
@@ -712,7 +698,7 @@ pub(super) fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<Redi
         ]);
     }
     let refs: Vec<&[u8]> = zargs.iter().map(|v| v.as_slice()).collect();
-    let items = reply_array(&call(ctx, false, "ZRANGEBYSCORE", &refs)?);
+    let items = reply_array(&b.call_read("ZRANGEBYSCORE", &refs)?);
     let mut out = Vec::with_capacity(items.len());
     for pair in items.chunks(2) {
         let [m, packed] = pair else { break };
@@ -731,8 +717,7 @@ pub(super) fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<Redi
 /// whether every score goes up or down.
 pub(super) fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, usize::MAX)?;
-    let b = BoardCtx::open(ctx, &mut args)?;
-    let board = b.key;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
     let delta = parse_i64("delta", args.next_rs()?.as_slice())?;
     let (t, now) = write_time(None)?;
     let stored = settings(&b, true)?;
@@ -741,7 +726,7 @@ pub(super) fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
     while let Ok(m) = args.next_rs() {
         members.push(m);
     }
-    let board_h = ffi::Key::open(ctx, board, true);
+    let board_h = b.open_board(true)?;
     let mut dests = dests(&b, board_h, spec.as_ref(), t, now)?;
     // Plan every board first; the reply is the all-time board's scores.
     let mut out = Vec::new();
@@ -755,7 +740,7 @@ pub(super) fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
     }
     if stored.is_none() {
         let lk = b.derived(Kind::Layout, &[], true)?;
-        call(ctx, true, "SET", &[lk.as_slice(), l.serialize().as_bytes()])?;
+        store_layout(&b, &lk, &l)?;
     }
     for (d, w) in dests.iter_mut().zip(&writes) {
         write_mincr(ctx, d, w, now)?;
@@ -848,7 +833,7 @@ fn owned_keys(spec: Option<&Spec>, now_ms: i64) -> Vec<(Kind, Vec<Vec<u8>>)> {
 /// `WRONGTYPE` if `K` or the layout key holds another type.
 pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 2)?;
-    let b = BoardCtx::open(ctx, &mut args)?;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
     let board = b.key;
     let Some((_, spec)) = settings(&b, true)? else {
         return Ok(RedisValue::Integer(0));
@@ -860,8 +845,5 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
         let p: Vec<&[u8]> = parts.iter().map(|v| v.as_slice()).collect();
         names.push(b.derived(kind, &p, true)?);
     }
-    let refs: Vec<&[u8]> = names.iter().map(|n| n.as_slice()).collect();
-    Ok(RedisValue::Integer(
-        reply_int(&call(ctx, true, "UNLINK", &refs)?).unwrap_or(0),
-    ))
+    Ok(RedisValue::Integer(b.delete(&names, true)))
 }

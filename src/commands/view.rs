@@ -10,8 +10,8 @@ use super::hot::{
     board_record, check_hot_board, expire_effect, expired_fronts, hset_effect, not_ours, open_hll,
     overflow, published_at, refresh_retention, retention_ms, upkeep, view_error, write_record,
 };
-use super::{bulk, call, counter_of, effect, open_typed, write_time, zadd_effect};
-use super::{Args, BoardCtx, Fail, Res};
+use super::{bulk, counter_of, effect, write_time, zadd_effect};
+use super::{Args, BoardCtx, Res};
 use crate::ffi::{self, Event, KeyKind};
 use crate::hot::record::BoardRecord;
 use crate::hot::view::{self, Bump, Counted, Outcome, Plan, ViewFacts};
@@ -24,7 +24,7 @@ use redis_module::{Context, RedisString, RedisValue};
 /// `HOT.VIEW K article visitor [AT t]` → `[pv, uv, score, status]`.
 pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 6)?;
-    let b = BoardCtx::open(ctx, &mut args)?;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
     let req = view_request(&mut args)?;
     let f = config::formula();
     let k = ViewKeys::new(&b, &req)?;
@@ -56,15 +56,7 @@ fn view_request<'a>(args: &mut Args<'a>) -> Res<Request<'a>> {
     {
         let article = args.next_rs()?;
         let visitor = args.next_rs()?.as_slice();
-        let at = match args.next() {
-            None => None,
-            Some(opt) if opt.eq_ignore_ascii_case(b"AT") => Some(args.value_of("AT")?),
-            Some(_) => return Err(Fail::Msg("ERR syntax error: expected AT t".into())),
-        };
-        if args.next().is_some() {
-            return Err(Fail::Msg("ERR syntax error".into()));
-        }
-        let (t, now) = write_time(at)?;
+        let (t, now) = write_time(args.trailing_at()?)?;
         let fp = dedup::fingerprint(article.as_slice(), visitor);
         Ok(Request {
             article,
@@ -157,15 +149,14 @@ struct ViewHandles {
 /// (type, and the format of what hotrank stores in it) before anything is
 /// written.
 fn read(b: &BoardCtx, k: &ViewKeys, r: &Request) -> Res<ViewHandles> {
-    let ctx = b.ctx;
-    let board = open_typed(ctx, b.key, KeyKind::ZSet, true)?;
+    let board = b.open_board(true)?;
     let on_board = board.zset_score(r.article).is_some();
-    let hb = open_typed(ctx, &k.hb, KeyKind::String, true)?;
+    let hb = b.open(&k.hb, KeyKind::String, true)?;
     let record = board_record(&k.hb, &hb)?;
     check_hot_board(b, &board, record.is_some())?;
-    let meta = open_typed(ctx, &k.meta, KeyKind::Hash, true)?;
+    let meta = b.open(&k.meta, KeyKind::Hash, true)?;
     let published = published_at(&k.meta, &meta)?;
-    let pv = open_typed(ctx, &k.pv, KeyKind::String, true)?;
+    let pv = b.open(&k.pv, KeyKind::String, true)?;
     let pv_value = match pv.kind() {
         KeyKind::Empty => None,
         _ => Some(counter_of(&pv)?),
@@ -173,17 +164,15 @@ fn read(b: &BoardCtx, k: &ViewKeys, r: &Request) -> Res<ViewHandles> {
     let pubidx = if on_board && published.is_some() {
         None
     } else {
-        let name = b.derived(Kind::PubIndex, &[], true)?;
-        let h = open_typed(ctx, &name, KeyKind::ZSet, true)?;
-        Some((name, h))
+        Some(b.open_derived(Kind::PubIndex, &[], KeyKind::ZSet, true)?)
     };
-    let uv = open_hll(ctx, &k.uv)?;
+    let uv = open_hll(b, &k.uv)?;
     let vv = match &k.vv {
-        Some(name) => Some(open_typed(ctx, name, KeyKind::String, true)?),
+        Some(name) => Some(b.open(name, KeyKind::String, true)?),
         None => None,
     };
     let visitor_views = vv.as_ref().map(counter_of).transpose()?;
-    let (duplicate, dedup) = read_dedup(ctx, k, r)?;
+    let (duplicate, dedup) = read_dedup(b, k, r)?;
     Ok(ViewHandles {
         board,
         hb,
@@ -204,10 +193,10 @@ fn read(b: &BoardCtx, k: &ViewKeys, r: &Request) -> Res<ViewHandles> {
 
 /// Opens the dedup shards: whether one holds a counted view of the pair
 /// within the window, and the own generation's shard, open for writing.
-fn read_dedup(ctx: &Context, k: &ViewKeys, r: &Request) -> Res<(bool, Option<ffi::Key>)> {
+fn read_dedup(b: &BoardCtx, k: &ViewKeys, r: &Request) -> Res<(bool, Option<ffi::Key>)> {
     let (mut duplicate, mut own) = (false, None);
     for (i, (g, name)) in k.dedup.iter().enumerate() {
-        let h = open_typed(ctx, name, KeyKind::String, i == 0)?;
+        let h = b.open(name, KeyKind::String, i == 0)?;
         if !dedup::well_formed(h.read()) {
             return Err(not_ours(
                 name,
@@ -261,8 +250,12 @@ fn write(
         finish_counted(b, k, h, r, c, f)?;
         stats::add(&stats::VIEWS_COUNTED, 1);
     } else if plan.outcome == Outcome::Suspicious {
-        let sus = b.derived(Kind::Suspicious, &[r.article.as_slice()], true)?;
-        let mut sus_h = open_typed(ctx, &sus, KeyKind::String, true)?;
+        let (sus, mut sus_h) = b.open_derived(
+            Kind::Suspicious,
+            &[r.article.as_slice()],
+            KeyKind::String,
+            true,
+        )?;
         let value = counter_of(&sus_h)?.checked_add(1).ok_or_else(overflow)?;
         let created = sus_h.kind() == KeyKind::Empty;
         let expire_at = created.then(|| r.now + retention_ms());
@@ -340,9 +333,8 @@ fn write_board(
     // A board that is gone (DEL, expiry) leaves its publish index behind:
     // the index of a new board starts empty, so the two always agree.
     if let Some((name, p)) = &mut h.pubidx {
-        if h.board.kind() == KeyKind::Empty && p.kind() != KeyKind::Empty {
-            call(ctx, true, "DEL", &[name.as_slice()])?;
-            *p = ffi::Key::open(ctx, name, true);
+        if h.board.kind() == KeyKind::Empty {
+            b.delete_open(&mut [(&*name, p)], false);
         }
     }
     h.board.zset_add(score, r.article)?;
@@ -375,8 +367,8 @@ fn write_board(
 /// board only outgrows max-articles, and retention only leaves dead
 /// articles behind to sweep, as fast as articles are added. Upkeep of other
 /// articles must not fail a view that is already written (a corrupt key of
-/// another article): it is counted and the view carries on. It works
-/// through `RedisModule_Call`, so the handles are closed first.
+/// another article): it is counted and the view carries on. It opens the
+/// keys it forgets itself, so this view's handles are closed first.
 fn finish_counted(
     b: &BoardCtx,
     k: &ViewKeys,

@@ -476,26 +476,40 @@ impl Seq {
     }
 }
 
-/// `hllSparseSet` on a whole value (header included), for a well-formed body.
-fn sparse_set(
-    value: &mut Vec<u8>,
-    index: usize,
-    count: u8,
-    sparse_max_bytes: usize,
-) -> Result<bool, HllError> {
-    // Step 1: find the opcode covering `index`, checking the whole body.
-    let body = &value[HEADER_LEN..];
+/// The opcode of a sparse body covering a register: where it starts, where
+/// the opcode before it starts, the first register it covers, its kind,
+/// run length and value.
+struct Covering {
+    p: usize,
+    prev: Option<usize>,
+    first: usize,
+    op: Op,
+    run: usize,
+    value: u8,
+}
+
+/// Step 1 of `hllSparseSet`: finds the opcode covering `index`, checking
+/// the whole body (it must cover exactly [`REGISTERS`]).
+fn covering(body: &[u8], index: usize) -> Result<Covering, HllError> {
     let (mut p, mut prev) = (0usize, None);
     let mut found = None;
     let mut covered = 0usize;
     while p < body.len() {
-        let (op, run, v) = op_at(body, p)?;
+        let (op, run, value) = op_at(body, p)?;
         if covered + run > REGISTERS {
             return Err(HllError::Corrupt);
         }
         if found.is_none() {
             if index < covered + run {
-                found = Some((p, prev, covered, op, run, v));
+                let first = covered;
+                found = Some(Covering {
+                    p,
+                    prev,
+                    first,
+                    op,
+                    run,
+                    value,
+                });
             } else {
                 prev = Some(p);
             }
@@ -506,46 +520,62 @@ fn sparse_set(
     if covered != REGISTERS {
         return Err(HllError::Corrupt);
     }
-    let (p, prev, first, op, run, old) = found.ok_or(HllError::Corrupt)?;
+    found.ok_or(HllError::Corrupt)
+}
 
-    if count > SPARSE_VAL_MAX_VALUE {
-        promote(value, index, count);
-        return Ok(true);
-    }
-    let at = HEADER_LEN + p;
-    // Step 2: the trivial in-place cases.
-    if op == Op::Val && old >= count {
-        return Ok(false);
-    }
-    if (op == Op::Val || op == Op::Zero) && run == 1 {
-        value[at] = val_byte(count, 1);
-        merge_vals(value, prev.map_or(HEADER_LEN, |q| HEADER_LEN + q));
-        return Ok(true);
-    }
-    // The general case: split the opcode into at most three.
-    let last = first + run - 1;
+/// The general case of `hllSparseSet`: the opcodes (at most three) that
+/// replace `c` once register `index` holds `count`.
+fn split(c: &Covering, index: usize, count: u8) -> Seq {
+    let last = c.first + c.run - 1;
     let mut seq = Seq {
         buf: [0; 5],
         len: 0,
     };
-    if op == Op::Val {
-        if index != first {
-            seq.push(val_byte(old, index - first));
+    if c.op == Op::Val {
+        if index != c.first {
+            seq.push(val_byte(c.value, index - c.first));
         }
         seq.push(val_byte(count, 1));
         if index != last {
-            seq.push(val_byte(old, last - index));
+            seq.push(val_byte(c.value, last - index));
         }
     } else {
-        if index != first {
-            seq.zero_run(index - first);
+        if index != c.first {
+            seq.zero_run(index - c.first);
         }
         seq.push(val_byte(count, 1));
         if index != last {
             seq.zero_run(last - index);
         }
     }
-    let old_len = op_len(op);
+    seq
+}
+
+/// `hllSparseSet` on a whole value (header included), for a well-formed body.
+fn sparse_set(
+    value: &mut Vec<u8>,
+    index: usize,
+    count: u8,
+    sparse_max_bytes: usize,
+) -> Result<bool, HllError> {
+    let c = covering(&value[HEADER_LEN..], index)?;
+    if count > SPARSE_VAL_MAX_VALUE {
+        promote(value, index, count);
+        return Ok(true);
+    }
+    let at = HEADER_LEN + c.p;
+    let merge_from = c.prev.map_or(HEADER_LEN, |q| HEADER_LEN + q);
+    // Step 2: the trivial in-place cases.
+    if c.op == Op::Val && c.value >= count {
+        return Ok(false);
+    }
+    if (c.op == Op::Val || c.op == Op::Zero) && c.run == 1 {
+        value[at] = val_byte(count, 1);
+        merge_vals(value, merge_from);
+        return Ok(true);
+    }
+    let seq = split(&c, index, count);
+    let old_len = op_len(c.op);
     if seq.len > old_len && value.len() + seq.len - old_len > sparse_max_bytes {
         promote(value, index, count);
         return Ok(true);
@@ -562,7 +592,7 @@ fn sparse_set(
     }
     value[at..at + seq.len].copy_from_slice(&seq.buf[..seq.len]);
     // Step 4: merge adjacent VAL opcodes near the change.
-    merge_vals(value, prev.map_or(HEADER_LEN, |q| HEADER_LEN + q));
+    merge_vals(value, merge_from);
     Ok(true)
 }
 

@@ -57,18 +57,14 @@ impl BoardRecord {
 
     /// The record's text, on the stack (at most 37 bytes).
     pub fn text(&self) -> RecordText {
-        let mut t = RecordText {
-            buf: [0; 40],
-            len: 0,
-        };
+        let mut t = RecordText::default();
         let max = IntText::new(self.max_view_at);
         let fp: &[u8] = match &self.scored {
             Scored::By(hex) => hex,
             Scored::Mixed => b"mixed",
         };
         for part in [max.as_bytes(), b":", fp] {
-            t.buf[t.len..t.len + part.len()].copy_from_slice(part);
-            t.len += part.len();
+            t.push(part);
         }
         t
     }
@@ -112,17 +108,8 @@ impl BoardRecord {
     }
 }
 
-/// A record's text on the stack.
-pub struct RecordText {
-    buf: [u8; 40],
-    len: usize,
-}
-
-impl RecordText {
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
-    }
-}
+/// A record's text on the stack (at most 37 bytes).
+pub type RecordText = crate::parse::StackText<40>;
 
 #[cfg(test)]
 mod tests {

@@ -283,33 +283,30 @@ impl Span {
     /// [`Span::id`] on the stack, without allocating (write paths name a
     /// period board per period and command).
     pub fn id_text(self) -> IdText {
-        let mut t = IdText {
-            buf: [0; 16],
-            len: 0,
-        };
+        let mut t = IdText::default();
         match self.period {
             Period::Day => {
                 let (y, m, d) = civil_from_days(self.index);
-                t.push(b'd');
-                t.num(y, 4);
-                t.push(b'-');
-                t.num(i64::from(m), 2);
-                t.push(b'-');
-                t.num(i64::from(d), 2);
+                t.push(b"d");
+                push_num(&mut t, y, 4);
+                t.push(b"-");
+                push_num(&mut t, i64::from(m), 2);
+                t.push(b"-");
+                push_num(&mut t, i64::from(d), 2);
             }
             Period::Week => {
                 let (y, w) = iso_week(self.first_day());
-                t.push(b'w');
-                t.num(y, 4);
-                t.push(b'-');
-                t.push(b'W');
-                t.num(i64::from(w), 2);
+                t.push(b"w");
+                push_num(&mut t, y, 4);
+                t.push(b"-");
+                t.push(b"W");
+                push_num(&mut t, i64::from(w), 2);
             }
             Period::Month => {
-                t.push(b'm');
-                t.num(self.index.div_euclid(12), 4);
-                t.push(b'-');
-                t.num(self.index.rem_euclid(12) + 1, 2);
+                t.push(b"m");
+                push_num(&mut t, self.index.div_euclid(12), 4);
+                t.push(b"-");
+                push_num(&mut t, self.index.rem_euclid(12) + 1, 2);
             }
         }
         t
@@ -365,38 +362,23 @@ impl Span {
 
 /// A period id as text on the stack (see [`Span::id_text`]): at most 12
 /// bytes (`d10000-01-01` at the very end of the time range in +14:00).
-#[derive(Clone, Copy)]
-pub struct IdText {
-    buf: [u8; 16],
-    len: usize,
-}
+pub type IdText = crate::parse::StackText<16>;
 
-impl IdText {
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
-    }
-
-    fn push(&mut self, b: u8) {
-        self.buf[self.len] = b;
-        self.len += 1;
-    }
-
-    /// `v` (0 ..= 99,999) in decimal, zero-padded to `width` digits.
-    fn num(&mut self, v: i64, width: usize) {
-        let v = v.clamp(0, 99_999) as u32;
-        let digits = if v >= 10_000 {
-            5
-        } else {
-            width.max(match v {
-                0..=9 => 1,
-                10..=99 => 2,
-                100..=999 => 3,
-                _ => 4,
-            })
-        };
-        for i in (0..digits).rev() {
-            self.push(b'0' + (v / 10u32.pow(i as u32) % 10) as u8);
-        }
+/// Appends `v` (0 ..= 99,999) in decimal, zero-padded to `width` digits.
+fn push_num(t: &mut IdText, v: i64, width: usize) {
+    let v = v.clamp(0, 99_999) as u32;
+    let digits = if v >= 10_000 {
+        5
+    } else {
+        width.max(match v {
+            0..=9 => 1,
+            10..=99 => 2,
+            100..=999 => 3,
+            _ => 4,
+        })
+    };
+    for i in (0..digits).rev() {
+        t.push(&[b'0' + (v / 10u32.pow(i as u32) % 10) as u8]);
     }
 }
 
