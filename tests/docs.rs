@@ -52,21 +52,23 @@ const PERIOD_READS: &[&str] = &[
 /// Which commands each parser function (the one enclosing a keyword match
 /// in the source) serves. A keyword match in a function not listed here
 /// fails the test: map it first.
-const PARSER_FNS: [(&str, &[&str]); 17] = [
-    ("view_request", &["hot.view"]),
+const PARSER_FNS: [(&str, &[&str]); 14] = [
     ("top_impl", &["hot.top"]),
-    ("stats_impl", &["hot.stats"]),
-    ("create_impl", &["rank.create"]),
+    ("create_layout", &["rank.create"]),
     ("parse_resolution", &["rank.create"]),
     ("parse_order", &["rank.create"]),
-    ("opt_at", &["rank.incr"]),
+    // The trailing `AT t` of HOT.VIEW, HOT.STATS and RANK.INCR.
+    ("trailing_at", &["hot.view", "hot.stats", "rank.incr"]),
     ("set_options", &["rank.set"]),
     ("score_impl", &["rank.score"]),
     ("rank_impl", &["rank.rank"]),
     ("range_impl", &["rank.range"]),
-    ("rangebyscore_impl", &["rank.rangebyscore"]),
-    ("card_impl", &["rank.card"]),
-    ("around_impl", &["rank.around"]),
+    ("byscore_options", &["rank.rangebyscore"]),
+    // PERIOD of every read but RANGEBYSCORE (which has its own options).
+    (
+        "read_options",
+        &["rank.score", "rank.rank", "rank.range", "rank.card", "rank.around"],
+    ),
     ("period_opt", PERIOD_READS),
     // Period names: RANK.CREATE's PERIODS and the reads' PERIOD.
     (
@@ -414,7 +416,9 @@ fn keywords_in(line: &str) -> Vec<String> {
         let Some(end) = lit.find('"') else { break };
         let (word, after) = (&lit[..end], lit[end + 1..].trim_start());
         let before = &rest[..i];
+        // A RANK read's flag is handed to its option parser.
         if before.ends_with("eq_ignore_ascii_case(")
+            || before.ends_with("read_options(&mut args, Some(")
             || after.starts_with("=>")
             || after.starts_with('|')
         {

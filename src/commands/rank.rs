@@ -69,16 +69,16 @@ fn period_opt(args: &mut Args) -> Res<(Period, i64)> {
 /// given, that flag (WITHTIME, TIES, WITHSCORES). Returns whether the flag
 /// was given, and the period. Error: `ERR syntax error: expected <flag> or
 /// PERIOD`.
-fn read_options(args: &mut Args, flag: Option<&str>) -> Res<(bool, PeriodArg)> {
+fn read_options(args: &mut Args, flag: Option<&[u8]>) -> Res<(bool, PeriodArg)> {
     let (mut set, mut period) = (false, None);
     while let Some(o) = args.next() {
-        if flag.is_some_and(|f| o.eq_ignore_ascii_case(f.as_bytes())) {
+        if flag.is_some_and(|f| o.eq_ignore_ascii_case(f)) {
             set = true;
         } else if o.eq_ignore_ascii_case(b"PERIOD") {
             period = Some(period_opt(args)?);
         } else {
             return Err(Fail::Msg(match flag {
-                Some(f) => format!("ERR syntax error: expected {f} or PERIOD"),
+                Some(f) => format!("ERR syntax error: expected {} or PERIOD", f.escape_ascii()),
                 None => "ERR syntax error: expected PERIOD".into(),
             }));
         }
@@ -468,7 +468,7 @@ pub(super) fn score_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
     let mut args = Args::new(argv, 3, 8)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
     let member = args.next_rs()?;
-    let (withtime, period) = read_options(&mut args, Some("WITHTIME"))?;
+    let (withtime, period) = read_options(&mut args, Some(b"WITHTIME"))?;
     let Some((l, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Null);
     };
@@ -487,7 +487,7 @@ pub(super) fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let mut args = Args::new(argv, 3, 8)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
     let member = args.next_rs()?;
-    let (ties, period) = read_options(&mut args, Some("TIES"))?;
+    let (ties, period) = read_options(&mut args, Some(b"TIES"))?;
     let Some((l, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Null);
     };
@@ -512,7 +512,7 @@ pub(super) fn range_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
     let b = BoardCtx::from_args(ctx, &mut args)?;
     let start = parse_i64("start", args.next_rs()?.as_slice())?.to_string();
     let stop = parse_i64("stop", args.next_rs()?.as_slice())?.to_string();
-    let (withscores, period) = read_options(&mut args, Some("WITHSCORES"))?;
+    let (withscores, period) = read_options(&mut args, Some(b"WITHSCORES"))?;
     let Some((l, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Array(vec![]));
     };
