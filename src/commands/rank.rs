@@ -155,12 +155,7 @@ pub(super) fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
                 let n = parse_i64("KEEP", args.value_of("KEEP")?)
                     .ok()
                     .filter(|n| (0..=period::MAX_KEEP).contains(n));
-                keep = Some(n.ok_or_else(|| {
-                    Fail::Msg(format!(
-                        "ERR KEEP must be an integer between 0 and {}",
-                        period::MAX_KEEP
-                    ))
-                })?);
+                keep = Some(n.ok_or(crate::rank::RankError::BadKeep)?);
             }
             _ => {
                 return Err(Fail::Msg(format!(
