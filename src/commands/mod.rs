@@ -29,8 +29,9 @@ impl From<String> for Fail {
 
 impl Fail {
     /// `ERR <message>`: the one place the pure core's typed errors
-    /// ([`crate::rank::RankError`], [`keys::BoardKeyError`]), whose
-    /// `Display` has no prefix, become wire text.
+    /// ([`crate::parse::ArgError`], [`crate::rank::RankError`],
+    /// [`keys::BoardKeyError`]), whose `Display` has no prefix, become wire
+    /// text.
     pub fn err(e: impl std::fmt::Display) -> Fail {
         Fail::Msg(format!("ERR {e}"))
     }
@@ -38,7 +39,7 @@ impl Fail {
 
 impl From<crate::parse::ArgError> for Fail {
     fn from(e: crate::parse::ArgError) -> Self {
-        Fail::Msg(e.into())
+        Fail::err(e)
     }
 }
 
