@@ -757,61 +757,27 @@ impl Key {
         }
     }
 
-    /// Hash fields by name; each `None` when the field (or key) is missing.
-    /// The caller has checked the type.
-    pub fn hash_get<const N: usize>(
-        &self,
-        fields: [&std::ffi::CStr; N],
-    ) -> [Option<RedisString>; N] {
-        let mut out: [*mut raw::RedisModuleString; N] = [std::ptr::null_mut(); N];
-        if !self.raw.key.is_null() && self.kind() == KeyKind::Hash {
-            let get = unsafe { raw::RedisModule_HashGet }.expect("HashGet");
-            let (k, flags) = (self.raw.key, raw::REDISMODULE_HASH_CFIELDS as i32);
-            let end = std::ptr::null_mut::<libc::c_void>();
-            let o = out.as_mut_ptr();
-            // SAFETY: an open hash key; CFIELDS takes NUL-terminated field
-            // names, each followed by where to store its value; the list ends
-            // with NULL. Up to three fields go in one call (one lookup of the
-            // hash); each returned string is new and owned by the caller
-            // (wrapped below, freed on drop).
-            unsafe {
-                match N {
-                    1 => {
-                        get(k, flags, fields[0].as_ptr(), o, end);
-                    }
-                    2 => {
-                        get(
-                            k,
-                            flags,
-                            fields[0].as_ptr(),
-                            o,
-                            fields[1].as_ptr(),
-                            o.add(1),
-                            end,
-                        );
-                    }
-                    3 => {
-                        get(
-                            k,
-                            flags,
-                            fields[0].as_ptr(),
-                            o,
-                            fields[1].as_ptr(),
-                            o.add(1),
-                            fields[2].as_ptr(),
-                            o.add(2),
-                            end,
-                        );
-                    }
-                    _ => {
-                        for (i, f) in fields.iter().enumerate() {
-                            get(k, flags, f.as_ptr(), o.add(i), end);
-                        }
-                    }
-                }
-            }
+    /// A hash field by name; `None` when the field (or key) is missing. The
+    /// caller has checked the type.
+    pub fn hash_get(&self, field: &std::ffi::CStr) -> Option<RedisString> {
+        if self.raw.key.is_null() || self.kind() != KeyKind::Hash {
+            return None;
         }
-        out.map(|p| (!p.is_null()).then(|| RedisString::from_redis_module_string(self.raw.ctx, p)))
+        let mut out: *mut raw::RedisModuleString = std::ptr::null_mut();
+        // SAFETY: an open hash key; CFIELDS takes a NUL-terminated field
+        // name followed by where to store its value, and the list ends with
+        // NULL. The returned string is new and owned by the caller (wrapped
+        // below, freed on drop).
+        unsafe {
+            raw::RedisModule_HashGet.expect("HashGet")(
+                self.raw.key,
+                raw::REDISMODULE_HASH_CFIELDS as i32,
+                field.as_ptr(),
+                &mut out,
+                std::ptr::null_mut::<libc::c_void>(),
+            );
+        }
+        (!out.is_null()).then(|| RedisString::from_redis_module_string(self.raw.ctx, out))
     }
 
     /// Sets hash fields (copies the values). The caller has checked the

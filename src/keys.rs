@@ -66,20 +66,46 @@ pub fn hash_tag(key: &[u8]) -> Option<&[u8]> {
     (close > 0).then(|| &key[open + 1..open + 1 + close])
 }
 
-/// Checks that `board` can be a board key: no zero byte, and a key without a
-/// hash tag must not contain `{` or `}` (its derived keys use it as their tag).
-/// Errors start with `ERR board key`.
-pub fn check_board(board: &[u8]) -> Result<(), String> {
+/// Why a key cannot be a board key. `Display` gives the message without the
+/// `ERR ` prefix (every message starts with `board key`); the command glue
+/// sends it as `ERR <message>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoardKeyError {
+    /// The key is empty.
+    Empty,
+    /// The key contains a zero byte (it ends a board key in derived names).
+    ZeroByte,
+    /// The key has a `{` or `}` but no hash tag.
+    BraceWithoutTag,
+}
+
+impl std::fmt::Display for BoardKeyError {
+    /// The message without the `ERR ` prefix.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BoardKeyError::Empty => "board key must not be empty",
+            BoardKeyError::ZeroByte => "board key must not contain a zero byte",
+            BoardKeyError::BraceWithoutTag => {
+                "board key has a '{' or '}' but no hash tag: use a key such as hot:{news}"
+            }
+        })
+    }
+}
+
+impl std::error::Error for BoardKeyError {}
+
+/// Checks that `board` can be a board key: not empty, no zero byte, and a
+/// key without a hash tag must not contain `{` or `}` (its derived keys use
+/// it as their tag). Errors: [`BoardKeyError`].
+pub fn check_board(board: &[u8]) -> Result<(), BoardKeyError> {
     if board.is_empty() {
-        return Err("ERR board key must not be empty".into());
+        return Err(BoardKeyError::Empty);
     }
     if board.contains(&0) {
-        return Err("ERR board key must not contain a zero byte".into());
+        return Err(BoardKeyError::ZeroByte);
     }
     if hash_tag(board).is_none() && board.iter().any(|&b| b == b'{' || b == b'}') {
-        return Err(
-            "ERR board key has a '{' or '}' but no hash tag: use a key such as hot:{news}".into(),
-        );
+        return Err(BoardKeyError::BraceWithoutTag);
     }
     Ok(())
 }
@@ -174,10 +200,18 @@ mod tests {
 
     #[test]
     fn board_with_closing_brace_and_no_tag_is_refused() {
-        assert!(check_board(b"a}b").is_err());
-        assert!(check_board(b"a{}b").is_err());
-        assert!(check_board(b"a{b").is_err());
-        assert!(check_board(b"a\0b").is_err());
+        for b in [&b"a}b"[..], b"a{}b", b"a{b"] {
+            assert_eq!(check_board(b), Err(BoardKeyError::BraceWithoutTag));
+        }
+        assert_eq!(check_board(b"a\0b"), Err(BoardKeyError::ZeroByte));
+        assert_eq!(check_board(b""), Err(BoardKeyError::Empty));
+        for e in [
+            BoardKeyError::Empty,
+            BoardKeyError::ZeroByte,
+            BoardKeyError::BraceWithoutTag,
+        ] {
+            assert!(e.to_string().starts_with("board key "), "{e}");
+        }
         assert!(check_board(b"hot:{x}").is_ok());
         assert!(check_board(b"hot:{x}}{").is_ok());
         assert!(check_board(b"hot:news").is_ok());

@@ -3,7 +3,7 @@
 //!
 //! Errors are typed ([`ArgError`]): each message is written once, in its
 //! `Display`, and names the argument; the glue sends it as `ERR <message>`,
-//! as Redis clients expect (`String::from(e)` gives that line).
+//! as Redis clients expect (`commands::Fail::err` adds the prefix).
 
 /// Latest accepted unix time: 9999-12-31T23:59:59.999Z, in milliseconds.
 pub const MAX_TIME_MS: i64 = 253_402_300_799_999;
@@ -47,13 +47,6 @@ impl std::fmt::Display for ArgError {
             }
             ArgError::NotFinite { name } => write!(f, "{name} must be a finite number"),
         }
-    }
-}
-
-impl From<ArgError> for String {
-    /// The error line a command replies: `ERR <message>`.
-    fn from(e: ArgError) -> String {
-        format!("ERR {e}")
     }
 }
 
@@ -402,7 +395,7 @@ mod tests {
         ] {
             let e = parse_time_ms("AT", bad).unwrap_err();
             assert_eq!(e, ArgError::NotTime { name: "AT".into() });
-            assert!(String::from(e).starts_with("ERR AT must be unix seconds"));
+            assert!(e.to_string().starts_with("AT must be unix seconds"));
         }
     }
 
@@ -432,8 +425,14 @@ mod tests {
             b"1e3",
             b"nan",
         ] {
-            let e = String::from(parse_i64("delta", bad).unwrap_err());
-            assert!(e.starts_with("ERR delta "), "{e}");
+            let e = parse_i64("delta", bad).unwrap_err();
+            assert_eq!(
+                e,
+                ArgError::NotInteger {
+                    name: "delta".into()
+                }
+            );
+            assert_eq!(e.to_string(), "delta is not an integer or out of range");
         }
     }
 

@@ -52,8 +52,7 @@ fn int_field(name: &RedisString, field: &str, v: Option<RedisString>) -> Res<Opt
 /// The meta hash's `publishedAt` (HGET), checked to be an integer. The
 /// meta hash holds only that: PV and UV live in their counter and HyperLogLog.
 pub(super) fn published_at(name: &RedisString, h: &ffi::Key) -> Res<Option<i64>> {
-    let [published] = h.hash_get([c"publishedAt"]);
-    int_field(name, "publishedAt", published)
+    int_field(name, "publishedAt", h.hash_get(c"publishedAt"))
 }
 
 /// The UV of an open HyperLogLog handle: the count cached in its header,
@@ -530,12 +529,7 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
             b"WINDOW" => window = Some(parse_duration_ms("WINDOW", args.value_of("WINDOW")?)?),
             b"WITHSCORES" => withscores = true,
             b"AT" => at = Some(parse_time_ms("AT", args.value_of("AT")?)?),
-            _ => {
-                return Err(Fail::Msg(format!(
-                    "ERR syntax error at '{}'",
-                    opt.escape_ascii()
-                )))
-            }
+            _ => return Err(Fail::syntax_at(opt)),
         }
     }
     let q = at.unwrap_or_else(ffi::now_ms);

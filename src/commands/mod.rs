@@ -30,9 +30,36 @@ impl From<String> for Fail {
     }
 }
 
+impl Fail {
+    /// `ERR <message>`: the one place the pure core's typed errors
+    /// ([`crate::parse::ArgError`], [`crate::rank::RankError`],
+    /// [`keys::BoardKeyError`]), whose `Display` has no prefix, become wire
+    /// text.
+    pub fn err(e: impl std::fmt::Display) -> Fail {
+        Fail::Msg(format!("ERR {e}"))
+    }
+
+    /// `ERR syntax error at '<opt>'`: an option the command does not take.
+    pub fn syntax_at(opt: &[u8]) -> Fail {
+        Fail::Msg(format!("ERR syntax error at '{}'", opt.escape_ascii()))
+    }
+}
+
 impl From<crate::parse::ArgError> for Fail {
     fn from(e: crate::parse::ArgError) -> Self {
-        Fail::Msg(e.into())
+        Fail::err(e)
+    }
+}
+
+impl From<crate::rank::RankError> for Fail {
+    fn from(e: crate::rank::RankError) -> Self {
+        Fail::err(e)
+    }
+}
+
+impl From<keys::BoardKeyError> for Fail {
+    fn from(e: keys::BoardKeyError) -> Self {
+        Fail::err(e)
     }
 }
 

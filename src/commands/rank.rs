@@ -178,12 +178,7 @@ fn create_layout(args: &mut Args) -> Res<String> {
             }
             b"TZ" => tz = Some(Tz::parse(args.value_of("TZ")?)?),
             b"KEEP" => keep = Some(parse_keep(args.value_of("KEEP")?)?),
-            _ => {
-                return Err(Fail::Msg(format!(
-                    "ERR syntax error at '{}'",
-                    opt.escape_ascii()
-                )))
-            }
+            _ => return Err(Fail::syntax_at(opt)),
         }
     }
     let d = Layout::default_for(res);
@@ -202,17 +197,13 @@ fn create_layout(args: &mut Args) -> Res<String> {
     Ok(text)
 }
 
-/// Parses KEEP's value. Error: `ERR KEEP must be an integer between 0 and …`.
+/// Parses KEEP's value: 0 ..= [`period::MAX_KEEP`]. Error:
+/// [`crate::rank::RankError::BadKeep`].
 fn parse_keep(raw: &[u8]) -> Res<i64> {
-    parse_i64("KEEP", raw)
+    let n = parse_i64("KEEP", raw)
         .ok()
-        .filter(|n| (0..=period::MAX_KEEP).contains(n))
-        .ok_or_else(|| {
-            Fail::Msg(format!(
-                "ERR KEEP must be an integer between 0 and {}",
-                period::MAX_KEEP
-            ))
-        })
+        .filter(|n| (0..=period::MAX_KEEP).contains(n));
+    Ok(n.ok_or(crate::rank::RankError::BadKeep)?)
 }
 
 /// `RANK.INCR K member delta [AT t]` → the new score.
@@ -648,12 +639,7 @@ fn byscore_options(args: &mut Args) -> Res<(Option<(i64, i64)>, bool, PeriodArg)
             }
             b"WITHSCORES" => withscores = true,
             b"PERIOD" => period = Some(period_opt(args)?),
-            _ => {
-                return Err(Fail::Msg(format!(
-                    "ERR syntax error at '{}'",
-                    opt.escape_ascii()
-                )))
-            }
+            _ => return Err(Fail::syntax_at(opt)),
         }
     }
     Ok((limit, withscores, period))

@@ -16,8 +16,100 @@
 //! numeric order equals bit-pattern order, so ascending ZSET order is best
 //! first, exact for every key (no rounding, unlike packing below 2^53), and
 //! equal (score, time) pairs fall back to the ZSET's member order, ascending.
+//!
+//! Errors are typed ([`RankError`]): each message is written once, in its
+//! `Display`, without the `ERR ` prefix the glue adds when it replies.
 
 pub mod period;
+
+/// Why the RANK core refused a value. `Display` gives the message without
+/// the `ERR ` prefix; the command glue sends it as `ERR <message>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RankError {
+    /// `ORDER` is not `asc` or `desc`.
+    BadOrder,
+    /// `RESOLUTION` is not `s` or `ms`.
+    BadResolution,
+    /// `MIN` is not below `MAX`.
+    MinNotBelowMax,
+    /// `MIN..MAX` spans more than `2^max_score_bits` values.
+    RangeTooWide {
+        max_score_bits: u32,
+        resolution: Resolution,
+    },
+    /// A score outside the board's `[min, max]`.
+    ScoreOutOfRange { score: i64, min: i64, max: i64 },
+    /// A time (ms) outside the board's time range, which ends at `last_ms`.
+    TimeOutOfRange { time_ms: i64, last_ms: i64 },
+    /// A ZSET score that is not a value packed with this layout.
+    NotPacked,
+    /// A layout key whose text is not one RANK wrote.
+    CorruptLayout,
+    /// Adding `delta` would overflow the score.
+    DeltaOverflow { delta: i64 },
+    /// `TZ` is not a UTC offset `±hh:mm` within ±14:00.
+    BadTz,
+    /// Option `option` (`PERIOD`, `PERIODS`) is not `day`, `week` or `month`.
+    BadPeriod { option: &'static str },
+    /// `PERIODS` names no period.
+    NoPeriods,
+    /// `KEEP` is not an integer in `0 ..=` [`period::MAX_KEEP`].
+    BadKeep,
+}
+
+impl std::fmt::Display for RankError {
+    /// The message without the `ERR ` prefix.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            RankError::BadOrder => f.write_str("ORDER must be asc or desc"),
+            RankError::BadResolution => f.write_str("RESOLUTION must be s or ms"),
+            RankError::MinNotBelowMax => f.write_str("MIN must be below MAX"),
+            RankError::RangeTooWide {
+                max_score_bits,
+                resolution,
+            } => write!(
+                f,
+                "score range MIN..MAX too wide: at most 2^{max_score_bits} values with \
+                 RESOLUTION {}",
+                resolution.name()
+            ),
+            RankError::ScoreOutOfRange { score, min, max } => {
+                write!(
+                    f,
+                    "score {score} is out of range [{min}, {max}] of this board"
+                )
+            }
+            RankError::TimeOutOfRange { time_ms, last_ms } => write!(
+                f,
+                "time {} is outside this board's range [{}, {}] (unix seconds)",
+                crate::parse::format_time_ms(time_ms),
+                EPOCH_MS / 1000,
+                last_ms / 1000
+            ),
+            RankError::NotPacked => {
+                f.write_str("ZSET score was not packed by RANK with this board's layout")
+            }
+            RankError::CorruptLayout => f.write_str("corrupt RANK layout key"),
+            RankError::DeltaOverflow { delta } => {
+                write!(f, "delta {delta} would overflow the score")
+            }
+            RankError::BadTz => {
+                f.write_str("TZ must be a UTC offset +hh:mm or -hh:mm between -14:00 and +14:00")
+            }
+            RankError::BadPeriod { option } => {
+                write!(f, "{option} must be day, week or month")
+            }
+            RankError::NoPeriods => f.write_str("PERIODS needs at least one of day, week, month"),
+            RankError::BadKeep => write!(
+                f,
+                "KEEP must be an integer between 0 and {}",
+                period::MAX_KEEP
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RankError {}
 
 /// Start of every layout's time range: 2020-01-01T00:00:00Z, in milliseconds.
 pub const EPOCH_MS: i64 = 1_577_836_800_000;
@@ -77,12 +169,13 @@ impl Order {
     }
 }
 
-/// Parses `asc`/`desc` (case-insensitive) for `ORDER`.
-pub fn parse_order(raw: &[u8]) -> Result<Order, String> {
+/// Parses `asc`/`desc` (case-insensitive) for `ORDER`. Error:
+/// [`RankError::BadOrder`].
+pub fn parse_order(raw: &[u8]) -> Result<Order, RankError> {
     match raw.to_ascii_lowercase().as_slice() {
         b"asc" => Ok(Order::Asc),
         b"desc" => Ok(Order::Desc),
-        _ => Err("ERR ORDER must be asc or desc".into()),
+        _ => Err(RankError::BadOrder),
     }
 }
 
@@ -111,19 +204,20 @@ impl Layout {
     /// `ceil(log2(max - min + 1))` bits and the rest of the 62 bits hold time,
     /// which must keep at least 30 bits for seconds and 40 for milliseconds.
     ///
-    /// Errors name the argument: `ERR MIN must be below MAX`, `ERR score range … too wide …`.
-    pub fn new(resolution: Resolution, min: i64, max: i64) -> Result<Layout, String> {
+    /// Errors name the argument: [`RankError::MinNotBelowMax`],
+    /// [`RankError::RangeTooWide`].
+    pub fn new(resolution: Resolution, min: i64, max: i64) -> Result<Layout, RankError> {
         if min >= max {
-            return Err("ERR MIN must be below MAX".into());
+            return Err(RankError::MinNotBelowMax);
         }
         let span = (max as i128 - min as i128) as u128; // values - 1
         let score_bits = 128 - span.leading_zeros();
         let max_score_bits = KEY_BITS - resolution.min_time_bits();
         if score_bits > max_score_bits {
-            return Err(format!(
-                "ERR score range MIN..MAX too wide: at most 2^{max_score_bits} values with RESOLUTION {}",
-                resolution.name()
-            ));
+            return Err(RankError::RangeTooWide {
+                max_score_bits,
+                resolution,
+            });
         }
         Ok(Layout {
             resolution,
@@ -178,21 +272,20 @@ impl Layout {
 
     /// Packs `score` reached at `time_ms` into a ZSET score.
     ///
-    /// Errors: `ERR score <v> is out of range [min, max]`, `ERR time … is outside …`.
-    pub fn encode(&self, score: i64, time_ms: i64) -> Result<f64, String> {
+    /// Errors: [`RankError::ScoreOutOfRange`], [`RankError::TimeOutOfRange`].
+    pub fn encode(&self, score: i64, time_ms: i64) -> Result<f64, RankError> {
         if score < self.min || score > self.max {
-            return Err(format!(
-                "ERR score {score} is out of range [{}, {}] of this board",
-                self.min, self.max
-            ));
+            return Err(RankError::ScoreOutOfRange {
+                score,
+                min: self.min,
+                max: self.max,
+            });
         }
         if time_ms < EPOCH_MS || time_ms > self.last_time_ms() {
-            return Err(format!(
-                "ERR time {} is outside this board's range [{}, {}] (unix seconds)",
-                crate::parse::format_time_ms(time_ms),
-                EPOCH_MS / 1000,
-                self.last_time_ms() / 1000
-            ));
+            return Err(RankError::TimeOutOfRange {
+                time_ms,
+                last_ms: self.last_time_ms(),
+            });
         }
         let tb = self.time_bits();
         let units = ((time_ms - EPOCH_MS) / self.resolution.unit_ms()) as u64;
@@ -208,13 +301,11 @@ impl Layout {
     }
 
     /// Unpacks a ZSET score into `(score, time_ms)`, time rounded down to the
-    /// resolution. Error: `ERR … not a score packed by RANK …`.
-    pub fn decode(&self, packed: f64) -> Result<(i64, i64), String> {
+    /// resolution. Error: [`RankError::NotPacked`].
+    pub fn decode(&self, packed: f64) -> Result<(i64, i64), RankError> {
         let bits = packed.to_bits();
-        let not_ours =
-            || "ERR ZSET score was not packed by RANK with this board's layout".to_string();
         if !(SMALLEST_NORMAL_BITS..=SMALLEST_NORMAL_BITS + KEY_MAX).contains(&bits) {
-            return Err(not_ours());
+            return Err(RankError::NotPacked);
         }
         let key = KEY_MAX - (bits - SMALLEST_NORMAL_BITS);
         let tb = self.time_bits();
@@ -222,7 +313,7 @@ impl Layout {
         let units = ((1u64 << tb) - 1) - rev;
         let off = (key >> tb) as i128;
         if off > self.max as i128 - self.min as i128 {
-            return Err(not_ours());
+            return Err(RankError::NotPacked);
         }
         let score = match self.order {
             Order::Desc => self.min as i128 + off,
@@ -250,9 +341,10 @@ impl Layout {
         )
     }
 
-    /// Reads [`Layout::serialize`]'s form back.
-    pub fn deserialize(raw: &[u8]) -> Result<Layout, String> {
-        let bad = || "ERR corrupt RANK layout key".to_string();
+    /// Reads [`Layout::serialize`]'s form back. Error:
+    /// [`RankError::CorruptLayout`].
+    pub fn deserialize(raw: &[u8]) -> Result<Layout, RankError> {
+        let bad = || RankError::CorruptLayout;
         let s = std::str::from_utf8(raw).map_err(|_| bad())?;
         let f: Vec<&str> = s.split(' ').collect();
         if f[0] != "v1" {
@@ -282,14 +374,14 @@ impl Layout {
 /// ([`Layout::serialize`]), then ` periods …` ([`period::split_stored`]).
 pub type Settings = (Layout, Option<period::Spec>);
 
-/// Parses a layout key's text. Error: `ERR corrupt RANK layout key`.
-pub fn parse_settings(raw: &[u8]) -> Result<Settings, String> {
+/// Parses a layout key's text. Error: [`RankError::CorruptLayout`].
+pub fn parse_settings(raw: &[u8]) -> Result<Settings, RankError> {
     let (head, tail) = period::split_stored(raw);
     let l = Layout::deserialize(head)?;
     let spec = match tail {
         None => None,
         Some(t) => Some(period::Spec::deserialize(
-            std::str::from_utf8(t).map_err(|_| "ERR corrupt RANK layout key".to_string())?,
+            std::str::from_utf8(t).map_err(|_| RankError::CorruptLayout)?,
         )?),
     };
     Ok((l, spec))
@@ -300,7 +392,7 @@ pub fn parse_settings(raw: &[u8]) -> Result<Settings, String> {
 static LAST_SETTINGS: std::sync::Mutex<Option<(Vec<u8>, Settings)>> = std::sync::Mutex::new(None);
 
 /// [`parse_settings`], remembering the last text parsed.
-pub fn parse_settings_cached(raw: &[u8]) -> Result<Settings, String> {
+pub fn parse_settings_cached(raw: &[u8]) -> Result<Settings, RankError> {
     let mut last = LAST_SETTINGS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((text, st)) = last.as_ref() {
         if text.as_slice() == raw {
@@ -325,15 +417,15 @@ pub enum Update {
 /// For the member's current score on each board (`None`: absent), its score
 /// after the update and whether the update writes it. An equal score is
 /// never written, so the time it was reached stays; GT/LT compare with each
-/// board's own score. Error: `ERR delta … would overflow the score`.
-pub fn plan_update(olds: &[Option<i64>], u: Update) -> Result<Vec<(i64, bool)>, String> {
+/// board's own score. Error: [`RankError::DeltaOverflow`].
+pub fn plan_update(olds: &[Option<i64>], u: Update) -> Result<Vec<(i64, bool)>, RankError> {
     olds.iter()
         .map(|&old| {
             let new = match u {
                 Update::Add(d) => old
                     .unwrap_or(0)
                     .checked_add(d)
-                    .ok_or_else(|| format!("ERR delta {d} would overflow the score"))?,
+                    .ok_or(RankError::DeltaOverflow { delta: d })?,
                 Update::Set(v, _) => v,
             };
             let kept = match (u, old) {
@@ -350,12 +442,13 @@ pub fn plan_update(olds: &[Option<i64>], u: Update) -> Result<Vec<(i64, bool)>, 
         .collect()
 }
 
-/// Parses `s`/`ms` (case-insensitive) for `RESOLUTION`.
-pub fn parse_resolution(raw: &[u8]) -> Result<Resolution, String> {
+/// Parses `s`/`ms` (case-insensitive) for `RESOLUTION`. Error:
+/// [`RankError::BadResolution`].
+pub fn parse_resolution(raw: &[u8]) -> Result<Resolution, RankError> {
     match raw.to_ascii_lowercase().as_slice() {
         b"s" => Ok(Resolution::Seconds),
         b"ms" => Ok(Resolution::Millis),
-        _ => Err("ERR RESOLUTION must be s or ms".into()),
+        _ => Err(RankError::BadResolution),
     }
 }
 
@@ -385,7 +478,14 @@ mod tests {
             plan_update(&olds, Update::Set(12, None)),
             Ok(vec![(12, true), (12, true), (12, false)])
         );
-        assert!(plan_update(&[Some(i64::MAX)], Update::Add(1)).is_err());
+        assert_eq!(
+            plan_update(&[Some(i64::MAX)], Update::Add(1)),
+            Err(RankError::DeltaOverflow { delta: 1 })
+        );
+        assert_eq!(
+            RankError::DeltaOverflow { delta: -1 }.to_string(),
+            "delta -1 would overflow the score"
+        );
     }
     use super::*;
     use proptest::prelude::*;
@@ -404,7 +504,14 @@ mod tests {
             );
         }
         assert!(parse_settings(b.as_bytes()).unwrap().1.is_some());
-        assert!(parse_settings_cached(b"v1 x 1 2").is_err());
+        assert_eq!(
+            parse_settings_cached(b"v1 x 1 2"),
+            Err(RankError::CorruptLayout)
+        );
+        assert_eq!(
+            parse_settings(b"v1 s 0 10 periods day tz +00:00 keep x"),
+            Err(RankError::CorruptLayout)
+        );
         assert_eq!(
             parse_settings_cached(a.as_bytes()),
             Ok((Layout::deserialize(a.as_bytes()).unwrap(), None))
@@ -446,22 +553,59 @@ mod tests {
     fn out_of_range_values_are_refused_naming_them() {
         let l = Layout::default_for(Resolution::Seconds);
         let e = l.encode(1 << 30, T0).unwrap_err();
-        assert!(e.starts_with("ERR score 1073741824 is out of range"), "{e}");
-        assert!(l
-            .encode(0, EPOCH_MS - 1)
-            .unwrap_err()
-            .starts_with("ERR time"));
-        assert!(l.encode(0, l.last_time_ms() + 1).is_err());
-        assert!(Layout::new(Resolution::Seconds, 0, 1 << 32).is_err());
+        assert_eq!(
+            e,
+            RankError::ScoreOutOfRange {
+                score: 1 << 30,
+                min: l.min,
+                max: l.max
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "score 1073741824 is out of range [-1073741824, 1073741823] of this board"
+        );
+        let e = l.encode(0, EPOCH_MS - 1).unwrap_err();
+        assert_eq!(
+            e,
+            RankError::TimeOutOfRange {
+                time_ms: EPOCH_MS - 1,
+                last_ms: l.last_time_ms()
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "time 1577836799.999 is outside this board's range [1577836800, 3725320447] \
+             (unix seconds)"
+        );
+        assert!(matches!(
+            l.encode(0, l.last_time_ms() + 1),
+            Err(RankError::TimeOutOfRange { .. })
+        ));
+        let e = Layout::new(Resolution::Seconds, 0, 1 << 32).unwrap_err();
+        assert_eq!(
+            e,
+            RankError::RangeTooWide {
+                max_score_bits: 32,
+                resolution: Resolution::Seconds
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "score range MIN..MAX too wide: at most 2^32 values with RESOLUTION s"
+        );
         assert!(Layout::new(Resolution::Seconds, 0, (1 << 32) - 1).is_ok());
-        assert!(Layout::new(Resolution::Seconds, 5, 5).is_err());
+        assert_eq!(
+            Layout::new(Resolution::Seconds, 5, 5),
+            Err(RankError::MinNotBelowMax)
+        );
     }
 
     #[test]
     fn foreign_zset_scores_are_not_decoded() {
         let l = Layout::default_for(Resolution::Seconds);
         for v in [0.0, -1.0, 1e-310, 1e300, f64::INFINITY, f64::NAN] {
-            assert!(l.decode(v).is_err(), "{v}");
+            assert_eq!(l.decode(v), Err(RankError::NotPacked), "{v}");
         }
     }
 
@@ -484,7 +628,10 @@ mod tests {
     fn layout_round_trips_through_its_stored_form() {
         let l = Layout::new(Resolution::Millis, -5, 1000).unwrap();
         assert_eq!(Layout::deserialize(l.serialize().as_bytes()).unwrap(), l);
-        assert!(Layout::deserialize(b"v2 s 0 1").is_err());
+        assert_eq!(
+            Layout::deserialize(b"v2 s 0 1"),
+            Err(RankError::CorruptLayout)
+        );
     }
 
     #[test]
@@ -507,7 +654,12 @@ mod tests {
             b"v1 s 0 10 asc ",
             b"v2 s 0 10 asc",
         ] {
-            assert!(Layout::deserialize(bad).is_err(), "{}", bad.escape_ascii());
+            assert_eq!(
+                Layout::deserialize(bad),
+                Err(RankError::CorruptLayout),
+                "{}",
+                bad.escape_ascii()
+            );
         }
     }
 
@@ -515,10 +667,8 @@ mod tests {
     fn parse_order_takes_asc_and_desc_only() {
         assert_eq!(parse_order(b"ASC"), Ok(Order::Asc));
         assert_eq!(parse_order(b"desc"), Ok(Order::Desc));
-        assert_eq!(
-            parse_order(b"up").unwrap_err(),
-            "ERR ORDER must be asc or desc"
-        );
+        assert_eq!(parse_order(b"up"), Err(RankError::BadOrder));
+        assert_eq!(RankError::BadOrder.to_string(), "ORDER must be asc or desc");
     }
 
     #[test]

@@ -14,6 +14,10 @@
 //!
 //! A period board expires `KEEP` whole periods after its period ends:
 //! [`Spec::expiry`].
+//!
+//! Errors are [`RankError`]s, like the rest of the RANK core.
+
+use super::RankError;
 
 /// Milliseconds in a day (a fixed offset has no DST: every day is 24 h).
 pub const DAY_MS: i64 = 86_400_000;
@@ -131,10 +135,9 @@ impl Tz {
     }
 
     /// Parses `±hh:mm` (sign required, minutes 00..=59, at most ±14:00).
-    /// Error: `ERR TZ must be a UTC offset +hh:mm or -hh:mm between -14:00 and +14:00`.
-    pub fn parse(raw: &[u8]) -> Result<Tz, String> {
-        let bad =
-            || "ERR TZ must be a UTC offset +hh:mm or -hh:mm between -14:00 and +14:00".to_string();
+    /// Error: [`RankError::BadTz`].
+    pub fn parse(raw: &[u8]) -> Result<Tz, RankError> {
+        let bad = || RankError::BadTz;
         let [sign, h1, h2, b':', m1, m2] = raw else {
             return Err(bad());
         };
@@ -176,13 +179,13 @@ impl Tz {
 // ---------------------------------------------------------------- periods
 
 /// Parses `day`, `week` or `month` (case-insensitive) for option `option`.
-/// Error: `ERR <option> must be day, week or month`.
-pub fn parse_period(option: &str, raw: &[u8]) -> Result<Period, String> {
+/// Error: [`RankError::BadPeriod`] naming `option`.
+pub fn parse_period(option: &'static str, raw: &[u8]) -> Result<Period, RankError> {
     match raw.to_ascii_lowercase().as_slice() {
         b"day" => Ok(Period::Day),
         b"week" => Ok(Period::Week),
         b"month" => Ok(Period::Month),
-        _ => Err(format!("ERR {option} must be day, week or month")),
+        _ => Err(RankError::BadPeriod { option }),
     }
 }
 
@@ -406,16 +409,14 @@ pub struct Spec {
 }
 
 impl Spec {
-    /// A spec of the given periods (duplicates ignored). Errors: `ERR
-    /// PERIODS needs at least one of day, week, month`, `ERR KEEP must be …`.
-    pub fn new(periods: &[Period], tz: Tz, keep: i64) -> Result<Spec, String> {
+    /// A spec of the given periods (duplicates ignored). Errors:
+    /// [`RankError::NoPeriods`], [`RankError::BadKeep`].
+    pub fn new(periods: &[Period], tz: Tz, keep: i64) -> Result<Spec, RankError> {
         if periods.is_empty() {
-            return Err("ERR PERIODS needs at least one of day, week, month".into());
+            return Err(RankError::NoPeriods);
         }
         if !(0..=MAX_KEEP).contains(&keep) {
-            return Err(format!(
-                "ERR KEEP must be an integer between 0 and {MAX_KEEP}"
-            ));
+            return Err(RankError::BadKeep);
         }
         let bits = periods.iter().fold(0, |b, p| b | p.bit());
         Ok(Spec { bits, tz, keep })
@@ -466,9 +467,9 @@ impl Spec {
         )
     }
 
-    /// Reads [`Spec::serialize`]'s form back. Error: `ERR corrupt RANK layout key`.
-    pub fn deserialize(s: &str) -> Result<Spec, String> {
-        let bad = || "ERR corrupt RANK layout key".to_string();
+    /// Reads [`Spec::serialize`]'s form back. Error: [`RankError::CorruptLayout`].
+    pub fn deserialize(s: &str) -> Result<Spec, RankError> {
+        let bad = || RankError::CorruptLayout;
         let f: Vec<&str> = s.split(' ').collect();
         let ["periods", list, "tz", tz, "keep", keep] = f.as_slice() else {
             return Err(bad());
@@ -651,9 +652,21 @@ mod tests {
         for s in [
             "+14:01", "-15:00", "05:00", "+5:00", "+05:60", "+0500", "", "+05:00 ", "Z",
         ] {
-            assert!(Tz::parse(s.as_bytes()).is_err(), "{s}");
+            assert_eq!(Tz::parse(s.as_bytes()), Err(RankError::BadTz), "{s}");
         }
         assert_eq!(tz("-00:00"), Tz::UTC);
+        assert_eq!(
+            RankError::BadTz.to_string(),
+            "TZ must be a UTC offset +hh:mm or -hh:mm between -14:00 and +14:00"
+        );
+    }
+
+    #[test]
+    fn period_names_are_day_week_month() {
+        assert_eq!(parse_period("PERIOD", b"Week"), Ok(Period::Week));
+        let e = parse_period("PERIODS", b"year").unwrap_err();
+        assert_eq!(e, RankError::BadPeriod { option: "PERIODS" });
+        assert_eq!(e.to_string(), "PERIODS must be day, week or month");
     }
 
     #[test]
@@ -721,10 +734,29 @@ mod tests {
             "periods year tz +00:00 keep 1",
             "periods day tz 0 keep 1",
         ] {
-            assert!(Spec::deserialize(bad).is_err(), "{bad}");
+            assert_eq!(
+                Spec::deserialize(bad),
+                Err(RankError::CorruptLayout),
+                "{bad}"
+            );
         }
-        assert!(Spec::new(&[], Tz::UTC, 2).is_err());
-        assert!(Spec::new(&[Period::Day], Tz::UTC, MAX_KEEP + 1).is_err());
+        assert_eq!(Spec::new(&[], Tz::UTC, 2), Err(RankError::NoPeriods));
+        assert_eq!(
+            Spec::new(&[Period::Day], Tz::UTC, MAX_KEEP + 1),
+            Err(RankError::BadKeep)
+        );
+        assert_eq!(
+            Spec::new(&[Period::Day], Tz::UTC, -1),
+            Err(RankError::BadKeep)
+        );
+        assert_eq!(
+            RankError::NoPeriods.to_string(),
+            "PERIODS needs at least one of day, week, month"
+        );
+        assert_eq!(
+            RankError::BadKeep.to_string(),
+            "KEEP must be an integer between 0 and 10000"
+        );
     }
 
     fn any_period() -> impl Strategy<Value = Period> {
