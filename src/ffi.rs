@@ -906,40 +906,62 @@ impl Key {
 }
 
 /// Replicates `cmd key args…` (effects replication, inside this command's
-/// MULTI/EXEC): the key passed as the string it is (no copy), every other
-/// argument copied into a new string. Any number of arguments.
+/// MULTI/EXEC), any number of arguments. The key is passed as the string it
+/// is (no copy). Up to 6 other arguments (every hot-path effect: INCRBY,
+/// APPEND, PEXPIREAT, SET … PXAT, HSET) go as binary-safe buffers (format
+/// `b`), which the server copies; more (the ZREM, DEL and UNLINK of many
+/// names) as a vector of strings (format `v`, whose argument vector the
+/// server has to grow: measured dearer for the short effects).
 pub fn replicate(ctx: &Context, cmd: &std::ffi::CStr, key: &RedisString, args: &[&[u8]]) {
-    // No context: these strings are freed on drop, not by automatic memory.
-    let owned: Vec<RedisString> = args
-        .iter()
-        .map(|a| RedisString::create_from_slice(std::ptr::null_mut(), a))
-        .collect();
-    let mut argv = Vec::with_capacity(1 + owned.len());
-    argv.push(key.inner);
-    argv.extend(owned.iter().map(|s| s.inner));
-    replicate_argv(ctx, cmd, &argv);
+    // SAFETY: the API table is written once at load time and only read afterwards.
+    let rep = unsafe { raw::RedisModule_Replicate }.expect("Replicate exists on every server");
+    let (c, k, cmd) = (ctx.ctx, key.inner, cmd.as_ptr());
+    let p = |i: usize| args[i].as_ptr().cast::<libc::c_char>();
+    /// One call per argument count: the format has one `s` (a live string,
+    /// whose refcount Replicate takes) then one `b` (pointer, length) per
+    /// argument, each buffer live for the call (Replicate copies it).
+    macro_rules! by_count {
+        ($($n:literal => $fmt:literal [$($i:literal)*]),*) => {
+            match args.len() {
+                // SAFETY: as above, for each arm.
+                $($n => {
+                    unsafe { rep(c, cmd, $fmt.as_ptr(), k $(, p($i), args[$i].len())*) };
+                })*
+                _ => {
+                    let owned: Vec<RedisString> = args
+                        .iter()
+                        .map(|a| RedisString::create_from_slice(std::ptr::null_mut(), a))
+                        .collect();
+                    let mut argv = Vec::with_capacity(1 + owned.len());
+                    argv.push(k);
+                    argv.extend(owned.iter().map(|s| s.inner));
+                    // SAFETY: format `v` takes (RedisModuleString **,
+                    // size_t): `argv` holds `argv.len()` live strings.
+                    unsafe { rep(c, cmd, c"v".as_ptr(), argv.as_ptr(), argv.len()) };
+                }
+            }
+        };
+    }
+    by_count!(
+        0 => c"s" [], 1 => c"sb" [0], 2 => c"sbb" [0 1], 3 => c"sbbb" [0 1 2],
+        4 => c"sbbbb" [0 1 2 3], 5 => c"sbbbbb" [0 1 2 3 4], 6 => c"sbbbbbb" [0 1 2 3 4 5]
+    );
 }
 
 /// Replicates `ZADD key score member` with the key and member passed as the
 /// strings they are (no copies) and the score as text.
 pub fn replicate_zadd(ctx: &Context, key: &RedisString, score: &[u8], member: &RedisString) {
-    let score = RedisString::create_from_slice(std::ptr::null_mut(), score);
-    replicate_argv(ctx, c"ZADD", &[key.inner, score.inner, member.inner]);
-}
-
-/// Replicates `cmd argv…` with format `v` (a vector of strings: Replicate
-/// takes a reference to each, so none is copied). The caller keeps every
-/// string alive for the call.
-fn replicate_argv(ctx: &Context, cmd: &std::ffi::CStr, argv: &[*mut raw::RedisModuleString]) {
-    // SAFETY: format `v` takes (RedisModuleString **, size_t): `argv` holds
-    // `argv.len()` live strings.
+    // SAFETY: format `sbs`: a live string, a (pointer, length) buffer live
+    // for the call, a live string.
     unsafe {
         raw::RedisModule_Replicate.expect("Replicate exists on every server")(
             ctx.ctx,
-            cmd.as_ptr(),
-            c"v".as_ptr(),
-            argv.as_ptr(),
-            argv.len(),
+            c"ZADD".as_ptr(),
+            c"sbs".as_ptr(),
+            key.inner,
+            score.as_ptr().cast::<libc::c_char>(),
+            score.len(),
+            member.inner,
         );
     }
 }
