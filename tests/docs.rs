@@ -39,16 +39,6 @@ const COMMANDS: [&str; 16] = [
     "rank.drop",
 ];
 
-/// The read commands that take `PERIOD … [AGO n]`.
-const PERIOD_READS: &[&str] = &[
-    "rank.score",
-    "rank.rank",
-    "rank.range",
-    "rank.card",
-    "rank.around",
-    "rank.rangebyscore",
-];
-
 /// Which commands each parser function (the one enclosing a keyword match
 /// in the source) serves. A keyword match in a function not listed here
 /// fails the test: map it first.
@@ -67,20 +57,10 @@ const PARSER_FNS: [(&str, &[&str]); 17] = [
     ("rangebyscore_impl", &["rank.rangebyscore"]),
     ("card_impl", &["rank.card"]),
     ("around_impl", &["rank.around"]),
-    ("period_opt", PERIOD_READS),
+    // The reads' `PERIOD … [AGO n]`.
+    ("period_opt", RANK_READS),
     // Period names: RANK.CREATE's PERIODS and the reads' PERIOD.
-    (
-        "parse_period",
-        &[
-            "rank.create",
-            "rank.score",
-            "rank.rank",
-            "rank.range",
-            "rank.card",
-            "rank.around",
-            "rank.rangebyscore",
-        ],
-    ),
+    ("parse_period", PERIOD_COMMANDS),
     // Score bounds (`-inf`, `+inf`): values, not keywords; see
     // `bounds_are_documented`.
     ("score_bound", &[]),
