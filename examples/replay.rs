@@ -29,11 +29,16 @@ use std::time::{Duration, Instant};
 
 use redis::Value;
 
+#[path = "shared/cli.rs"]
+mod cli;
 #[path = "shared/log.rs"]
 mod log;
+#[path = "shared/replies.rs"]
+mod replies;
 #[path = "shared/server.rs"]
 mod server;
 
+use replies::{pairs, view_status, Pipeline};
 use server::SpawnedServer;
 
 const DEFAULT_LOG: &str = "../shared/data/nasa_19950801.tsv.gz";
@@ -52,13 +57,7 @@ fn main() -> ExitCode {
         eprintln!("usage: cargo run --release --example replay -- <access-log.tsv.gz>");
         return ExitCode::from(2);
     }
-    match run(&path) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("replay: error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::exit_code("replay", run(&path))
 }
 
 fn run(path: &str) -> Res<()> {
@@ -200,61 +199,39 @@ struct Stats {
     last_time: Option<i64>,
 }
 
-/// A pipeline of up to BATCH `HOT.VIEW` commands plus what is needed to report errors.
-struct Batch {
-    pipe: redis::Pipeline,
-    origin: Vec<(u64, String)>,
-}
+/// A pipeline of up to BATCH `HOT.VIEW` commands, each described with its log line.
+struct Batch(Pipeline);
 
 impl Batch {
     fn new() -> Self {
-        let mut pipe = redis::pipe();
-        pipe.ignore_errors();
-        Batch {
-            pipe,
-            origin: Vec::with_capacity(BATCH),
-        }
+        Batch(Pipeline::new(BATCH))
     }
 
     fn len(&self) -> usize {
-        self.origin.len()
+        self.0.len()
     }
 
     fn push(&mut self, line_no: u64, article: &str, visitor: &str, time: i64) {
-        self.pipe
-            .cmd("HOT.VIEW")
+        self.0
+            .cmd(
+                "HOT.VIEW",
+                format!("log line {line_no}: HOT.VIEW {BOARD} {article} {visitor} AT {time}"),
+            )
             .arg(BOARD)
             .arg(article)
             .arg(visitor)
             .arg("AT")
             .arg(time);
-        self.origin.push((
-            line_no,
-            format!("HOT.VIEW {BOARD} {article} {visitor} AT {time}"),
-        ));
     }
 
     fn flush(&mut self, con: &mut redis::Connection, stats: &mut Stats) -> Res<()> {
-        if self.origin.is_empty() {
-            return Ok(());
-        }
-        let replies: Vec<Value> = self
-            .pipe
-            .query(con)
-            .map_err(|e| format!("sending HOT.VIEW pipeline: {e}"))?;
-        if replies.len() != self.origin.len() {
-            return Err(format!(
-                "pipeline of {} HOT.VIEW commands got {} replies",
-                self.origin.len(),
-                replies.len()
-            ));
-        }
+        let replies = self.0.send(con)?;
         stats.sent += replies.len() as u64;
         let mut errors = Vec::new();
-        for (reply, (line_no, command)) in replies.iter().zip(&self.origin) {
+        for (reply, command) in &replies {
             match view_status(reply) {
                 Ok(status) => *stats.statuses.entry(status).or_insert(0) += 1,
-                Err(e) => errors.push(format!("log line {line_no}: {command}: {e}")),
+                Err(e) => errors.push(format!("{command}: {e}")),
             }
         }
         if !errors.is_empty() {
@@ -270,68 +247,9 @@ impl Batch {
             return Err(format!(
                 "{} of {} HOT.VIEW commands in the last pipeline failed (see above)",
                 errors.len(),
-                self.origin.len(),
+                replies.len(),
             ));
         }
-        self.pipe.clear();
-        self.origin.clear();
         Ok(())
-    }
-}
-
-/// The status (4th element) of a `HOT.VIEW` reply `[pv, uv, score, status]`.
-fn view_status(reply: &Value) -> Res<String> {
-    match reply {
-        Value::ServerError(e) => Err(format!("server error: {e}")),
-        Value::Array(items) if items.len() >= 4 => match &items[3] {
-            Value::ServerError(e) => Err(format!("server error: {e}")),
-            v => Ok(text(v)),
-        },
-        other => Err(format!(
-            "unexpected reply {other:?} (want [pv, uv, score, status])"
-        )),
-    }
-}
-
-/// Pairs from a flat array `[a, b, a, b, …]` (RESP2), an array of 2-element arrays,
-/// or a map (RESP3).
-fn pairs(reply: &Value) -> Res<Vec<(String, String)>> {
-    match reply {
-        Value::Nil => Ok(Vec::new()),
-        Value::Map(kv) => Ok(kv.iter().map(|(k, v)| (text(k), text(v))).collect()),
-        Value::Array(items)
-            if items
-                .iter()
-                .all(|i| matches!(i, Value::Array(p) if p.len() == 2)) =>
-        {
-            Ok(items
-                .iter()
-                .filter_map(|i| match i {
-                    Value::Array(p) => Some((text(&p[0]), text(&p[1]))),
-                    _ => None,
-                })
-                .collect())
-        }
-        Value::Array(items) if items.len() % 2 == 0 => Ok(items
-            .chunks(2)
-            .map(|p| (text(&p[0]), text(&p[1])))
-            .collect()),
-        other => Err(format!(
-            "unexpected reply {other:?} (want name/value pairs)"
-        )),
-    }
-}
-
-fn text(v: &Value) -> String {
-    match v {
-        Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-        Value::SimpleString(s) => s.clone(),
-        Value::VerbatimString { text, .. } => text.clone(),
-        Value::Int(i) => i.to_string(),
-        Value::Double(d) => d.to_string(),
-        Value::Boolean(b) => b.to_string(),
-        Value::Okay => "OK".to_string(),
-        Value::Nil => "(nil)".to_string(),
-        other => format!("{other:?}"),
     }
 }

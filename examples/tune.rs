@@ -29,6 +29,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+#[path = "shared/cli.rs"]
+mod cli;
 #[path = "shared/server.rs"]
 mod server;
 #[path = "tune/mod.rs"]
@@ -65,13 +67,7 @@ fn main() -> ExitCode {
         eprintln!("tune: log file not found: {}", args.log.display());
         return ExitCode::from(2);
     }
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("tune: error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::exit_code("tune", run(&args))
 }
 
 fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {

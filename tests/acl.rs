@@ -16,7 +16,6 @@
 mod common;
 use common::*;
 use redis::{Connection, Value};
-use std::collections::BTreeMap;
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -28,30 +27,6 @@ fn run(c: &mut Connection, args: &[&str]) -> redis::RedisResult<Value> {
 
 fn ok(c: &mut Connection, args: &[&str]) -> Value {
     run(c, args).unwrap_or_else(|e| panic!("{args:?} failed: {e}"))
-}
-
-/// Connects as `user`/`password`.
-fn conn_as(s: &Server, user: &str, password: &str) -> Connection {
-    let url = format!("redis://{user}:{password}@127.0.0.1:{}/", s.port);
-    redis::Client::open(url)
-        .expect("client")
-        .get_connection()
-        .unwrap_or_else(|e| panic!("connect as {user}: {e}"))
-}
-
-/// Every key with its DUMP payload and absolute expiry (ms, -1 for none).
-fn snapshot(c: &mut Connection) -> BTreeMap<Vec<u8>, (Vec<u8>, i64)> {
-    let keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(c).expect("KEYS");
-    keys.into_iter()
-        .map(|k| {
-            let dump: Vec<u8> = redis::cmd("DUMP").arg(&k).query(c).expect("DUMP");
-            let exp: i64 = redis::cmd("PEXPIRETIME")
-                .arg(&k)
-                .query(c)
-                .expect("PEXPIRETIME");
-            (k, (dump, exp))
-        })
-        .collect()
 }
 
 /// "CODE detail", as `common::err` formats it.
@@ -157,17 +132,6 @@ fn refs(args: &[String]) -> Vec<&str> {
     args.iter().map(|s| s.as_str()).collect()
 }
 
-fn acl_setuser(c: &mut Connection, rules: &[&str]) {
-    let mut cmd = redis::cmd("ACL");
-    cmd.arg("SETUSER");
-    for r in rules {
-        cmd.arg(*r);
-    }
-    let () = cmd
-        .query(c)
-        .unwrap_or_else(|e| panic!("ACL SETUSER {rules:?}: {e}"));
-}
-
 /// The flags of a command's first key spec (`COMMAND INFO`, element 8), for messages.
 fn key_spec_flags(c: &mut Connection, name: &str) -> String {
     let v = ok(c, &["COMMAND", "INFO", name]);
@@ -219,7 +183,7 @@ fn user_with_board_patterns_runs_every_command_and_other_boards_are_refused() {
         &mut admin,
         &["alice", "on", ">pw", "~hot:{a}*", "~lb:{a}*", "+@all"],
     );
-    let mut alice = conn_as(&s, "alice", "pw");
+    let mut alice = s.conn_as("alice", "pw");
     let t = ago(600);
 
     // Every command works on alice's boards.
@@ -246,7 +210,7 @@ fn user_with_board_patterns_runs_every_command_and_other_boards_are_refused() {
 
     // Boards outside alice's patterns: the server refuses the declared key
     // before the module runs, and nothing is written.
-    let before = snapshot(&mut admin);
+    let before = keyspace(&mut admin);
     for args in every_command("hot:{b}", "lb:{b}", &t) {
         let e = err(&mut alice, &refs(&args));
         assert!(e.starts_with("NOPERM"), "alice: {args:?} on hot:{{b}}: {e}");
@@ -257,7 +221,7 @@ fn user_with_board_patterns_runs_every_command_and_other_boards_are_refused() {
         assert!(e.starts_with("NOPERM"), "alice: {args:?} on hot:b: {e}");
     }
     assert_eq!(
-        snapshot(&mut admin),
+        keyspace(&mut admin),
         before,
         "a refused command wrote something"
     );
@@ -295,8 +259,8 @@ fn derived_keys_outside_the_pattern_are_refused_by_the_module_and_nothing_is_wri
             "+@all",
         ],
     );
-    let mut carol = conn_as(&s, "carol", "pw");
-    let before = snapshot(&mut admin);
+    let mut carol = s.conn_as("carol", "pw");
+    let before = keyspace(&mut admin);
     let size = dbsize(&mut admin);
     for args in every_command("hot:{c}", "lb:{c}", &t) {
         let e = err(&mut carol, &refs(&args));
@@ -318,7 +282,7 @@ fn derived_keys_outside_the_pattern_are_refused_by_the_module_and_nothing_is_wri
     }
     assert_eq!(dbsize(&mut admin), size);
     assert_eq!(
-        snapshot(&mut admin),
+        keyspace(&mut admin),
         before,
         "a refused command wrote something"
     );
@@ -347,8 +311,8 @@ fn write_access_to_the_board_key_alone_does_not_allow_writing_derived_keys() {
             "+@all",
         ],
     );
-    let mut dave = conn_as(&s, "dave", "pw");
-    let before = snapshot(&mut admin);
+    let mut dave = s.conn_as("dave", "pw");
+    let before = keyspace(&mut admin);
     for args in every_command("hot:{d}", "lb:{d}", &t) {
         let r = run(&mut dave, &refs(&args));
         // RANK.REM writes only the board key, which dave may write.
@@ -363,7 +327,7 @@ fn write_access_to_the_board_key_alone_does_not_allow_writing_derived_keys() {
         }
     }
     assert_eq!(
-        snapshot(&mut admin),
+        keyspace(&mut admin),
         before,
         "a refused command wrote something"
     );
@@ -381,8 +345,8 @@ fn read_only_user_can_read_boards_but_not_write_them() {
         &mut admin,
         &["reader", "on", ">pw", "%R~hot:{a}*", "%R~lb:{a}*", "+@all"],
     );
-    let mut reader = conn_as(&s, "reader", "pw");
-    let before = snapshot(&mut admin);
+    let mut reader = s.conn_as("reader", "pw");
+    let before = keyspace(&mut admin);
     let mut problems = Vec::new();
     for args in every_command("hot:{a}", "lb:{a}", &t) {
         let name = args[0].as_str();
@@ -414,7 +378,7 @@ fn read_only_user_can_read_boards_but_not_write_them() {
         }
     }
     assert_eq!(
-        snapshot(&mut admin),
+        keyspace(&mut admin),
         before,
         "a refused command wrote something"
     );
@@ -457,16 +421,7 @@ fn command_info_flags_match_what_each_command_does() {
             "{name}: {f:?}"
         );
     }
-    for name in [
-        "hot.top",
-        "hot.stats",
-        "rank.score",
-        "rank.rank",
-        "rank.range",
-        "rank.card",
-        "rank.around",
-        "rank.rangebyscore",
-    ] {
+    for &name in ["hot.top", "hot.stats"].iter().chain(RANK_READS) {
         let f = command_flags(&mut c, name);
         assert!(f.contains(&"readonly".into()), "{name}: {f:?}");
         assert!(
@@ -502,7 +457,7 @@ fn under_maxmemory_noeviction_writes_are_refused_with_oom_and_reads_answer() {
     let top_before = ok(&mut c, &["HOT.TOP", "hot:{m}", "WITHSCORES", "AT", &t]);
     ok(&mut c, &["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
     ok(&mut c, &["CONFIG", "SET", "maxmemory", "1"]);
-    let before = snapshot(&mut c);
+    let before = keyspace(&mut c);
 
     let denied: &[&[&str]] = &[
         &["HOT.VIEW", "hot:{m}", "a1", "u9"],
@@ -519,7 +474,7 @@ fn under_maxmemory_noeviction_writes_are_refused_with_oom_and_reads_answer() {
         assert!(e.starts_with("OOM"), "{args:?} under maxmemory: {e}");
     }
     assert_eq!(
-        snapshot(&mut c),
+        keyspace(&mut c),
         before,
         "a refused command wrote something"
     );
@@ -561,7 +516,7 @@ fn module_noperm_errors_on_binary_ids_are_well_formed() {
     for article in [&b"caf\xc3\xa9"[..], b"\xff\xfe", b"x\r\ny"] {
         // A fresh connection each time: a reply the client cannot parse would
         // leave the connection unusable.
-        let mut erin = conn_as(&s, "erin", "pw");
+        let mut erin = s.conn_as("erin", "pw");
         let r: redis::RedisResult<Value> = redis::cmd("HOT.VIEW")
             .arg("hot:{c}")
             .arg(article)

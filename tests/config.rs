@@ -93,6 +93,22 @@ fn unknown_or_incomplete_module_arguments_refuse_to_load() {
     }
 }
 
+/// Starts a server with the module arguments `args` (`name value` pairs) and
+/// checks that CONFIG GET shows every value as given.
+fn loads_and_shows(args: &[&str]) {
+    let s = Server::try_start_with_module_args(args)
+        .unwrap_or_else(|log| panic!("did not start:\n{log}"));
+    let mut c = s.conn();
+    for pair in args.chunks(2) {
+        let name = pair[0].trim_start_matches("hotrank.");
+        assert_eq!(
+            config_get(&mut c, &format!("hotrank.{name}")),
+            pair[1],
+            "{name}"
+        );
+    }
+}
+
 #[test]
 fn good_module_arguments_load_in_both_forms_and_show_in_config_get() {
     let args = [
@@ -117,17 +133,7 @@ fn good_module_arguments_load_in_both_forms_and_show_in_config_get() {
         "hotrank.gamma",
         "10",
     ];
-    let s = Server::try_start_with_module_args(&args)
-        .unwrap_or_else(|log| panic!("did not start:\n{log}"));
-    let mut c = s.conn();
-    for pair in args.chunks(2) {
-        let name = pair[0].trim_start_matches("hotrank.");
-        assert_eq!(
-            config_get(&mut c, &format!("hotrank.{name}")),
-            pair[1],
-            "{name}"
-        );
-    }
+    loads_and_shows(&args);
     // Range ends of the other side, in the other form.
     let args = [
         "hotrank.visitor-window-seconds",
@@ -147,17 +153,7 @@ fn good_module_arguments_load_in_both_forms_and_show_in_config_get() {
         "gamma",
         "0",
     ];
-    let s = Server::try_start_with_module_args(&args)
-        .unwrap_or_else(|log| panic!("did not start:\n{log}"));
-    let mut c = s.conn();
-    for pair in args.chunks(2) {
-        let name = pair[0].trim_start_matches("hotrank.");
-        assert_eq!(
-            config_get(&mut c, &format!("hotrank.{name}")),
-            pair[1],
-            "{name}"
-        );
-    }
+    loads_and_shows(&args);
 }
 
 #[test]
@@ -202,22 +198,13 @@ fn info_hotrank_shows_the_formula_fingerprint_and_every_config() {
             "config_{name} in {i0:?}"
         );
     }
-    ok_config_set(&mut c, "hotrank.gamma", "1.8");
-    ok_config_set(&mut c, "hotrank.max-articles", "5");
+    config_set(&mut c, "hotrank.gamma", "1.8");
+    config_set(&mut c, "hotrank.max-articles", "5");
     let i1 = info_fields(&mut c);
     assert_ne!(i1["formula_fingerprint"], fp0, "fingerprint unchanged");
     assert_eq!(i1["config_gamma"], "1.8");
     assert_eq!(i1["config_max_articles"], "5");
     // Back to the same parameters: the same fingerprint.
-    ok_config_set(&mut c, "hotrank.gamma", "1.5");
+    config_set(&mut c, "hotrank.gamma", "1.5");
     assert_eq!(info_fields(&mut c)["formula_fingerprint"], fp0);
-}
-
-fn ok_config_set(c: &mut Connection, name: &str, value: &str) {
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg(name)
-        .arg(value)
-        .query(c)
-        .unwrap_or_else(|e| panic!("CONFIG SET {name} {value}: {e}"));
 }

@@ -169,26 +169,7 @@ fn items(v: &Value) -> Vec<Value> {
     }
 }
 
-type Snapshot = BTreeMap<Vec<u8>, (Vec<u8>, i64)>;
-
-/// Every key: DUMP payload and absolute expiry (ms; -1 for none).
-fn snapshot(c: &mut Connection) -> Snapshot {
-    let keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(c).expect("KEYS");
-    let mut pipe = redis::pipe();
-    for k in &keys {
-        pipe.cmd("DUMP").arg(k).cmd("PEXPIRETIME").arg(k);
-    }
-    let r: Vec<Value> = pipe.query(c).expect("DUMP");
-    keys.into_iter()
-        .zip(r.chunks(2))
-        .map(|(k, v)| match (&v[0], &v[1]) {
-            (Value::BulkString(d), Value::Int(e)) => (k, (d.clone(), *e)),
-            other => panic!("DUMP/PEXPIRETIME of {}: {other:?}", k.escape_ascii()),
-        })
-        .collect()
-}
-
-fn assert_same(before: &Snapshot, after: &Snapshot, what: &str) {
+fn assert_same(before: &Keyspace, after: &Keyspace, what: &str) {
     let mut diffs = Vec::new();
     for (k, v) in before {
         match after.get(k) {
@@ -607,7 +588,7 @@ fn rdb_save_and_aof_rewrite_reload_every_key_identically() {
             .query(&mut c)
             .unwrap();
     }
-    let before = snapshot(&mut c);
+    let before = keyspace(&mut c);
     let kinds: std::collections::BTreeSet<String> = before
         .keys()
         .filter_map(|k| k.split(|&b| b == 0).nth(1))
@@ -652,7 +633,7 @@ fn rdb_save_and_aof_rewrite_reload_every_key_identically() {
     node.kill9();
     node.start(AOF_ALWAYS);
     let mut c = node.conn();
-    assert_same(&before, &snapshot(&mut c), "after BGREWRITEAOF and restart");
+    assert_same(&before, &keyspace(&mut c), "after BGREWRITEAOF and restart");
 
     // SAVE, then SIGKILL and restart from the RDB file alone.
     let () = redis::cmd("SAVE").query(&mut c).expect("SAVE");
@@ -663,7 +644,7 @@ fn rdb_save_and_aof_rewrite_reload_every_key_identically() {
     assert_eq!(info_field(&mut c, "persistence", "aof_enabled"), "0");
     assert_same(
         &before,
-        &snapshot(&mut c),
+        &keyspace(&mut c),
         "after SAVE and restart from the RDB",
     );
 

@@ -39,16 +39,6 @@ const COMMANDS: [&str; 16] = [
     "rank.drop",
 ];
 
-/// The read commands that take `PERIOD … [AGO n]`.
-const PERIOD_READS: &[&str] = &[
-    "rank.score",
-    "rank.rank",
-    "rank.range",
-    "rank.card",
-    "rank.around",
-    "rank.rangebyscore",
-];
-
 /// Which commands each parser function (the one enclosing a keyword match
 /// in the source) serves. A keyword match in a function not listed here
 /// fails the test: map it first.
@@ -69,20 +59,10 @@ const PARSER_FNS: [(&str, &[&str]); 14] = [
         "read_options",
         &["rank.score", "rank.rank", "rank.range", "rank.card", "rank.around"],
     ),
-    ("period_opt", PERIOD_READS),
+    // The reads' `PERIOD … [AGO n]`.
+    ("period_opt", RANK_READS),
     // Period names: RANK.CREATE's PERIODS and the reads' PERIOD.
-    (
-        "parse_period",
-        &[
-            "rank.create",
-            "rank.score",
-            "rank.rank",
-            "rank.range",
-            "rank.card",
-            "rank.around",
-            "rank.rangebyscore",
-        ],
-    ),
+    ("parse_period", PERIOD_COMMANDS),
     // Score bounds (`-inf`, `+inf`): values, not keywords; see
     // `bounds_are_documented`.
     ("score_bound", &[]),

@@ -196,7 +196,7 @@ fn failed_and_read_only_commands_write_nothing() {
                 cmds.push(a);
             }
         }
-        let start = full_snapshot(&mut c);
+        let start = keyspace(&mut c);
         let mut pipe = redis::pipe();
         pipe.cmd("DEBUG").arg("DIGEST");
         for a in &cmds {
@@ -252,9 +252,9 @@ fn failed_and_read_only_commands_write_nothing() {
         for a in before_it {
             let _: redis::RedisResult<Value> = cmd_of(a).query(&mut c);
         }
-        let before = full_snapshot(&mut c);
+        let before = keyspace(&mut c);
         let _: redis::RedisResult<Value> = cmd_of(last).query(&mut c);
-        let after = full_snapshot(&mut c);
+        let after = keyspace(&mut c);
         report.push(format!("{what}\n      replayed: {}", diff(&before, &after)));
     }
     assert!(

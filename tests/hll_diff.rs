@@ -9,7 +9,7 @@
 mod common;
 use common::rng::SplitMix as Rng;
 
-use common::Server;
+use common::{config_set, Server};
 use hotrank::hot::hll::{self, HllError};
 use redis::{Connection, Value};
 use std::time::Instant;
@@ -38,6 +38,16 @@ struct Mix {
     /// (keys, elements each): well past promotion, with a few crafted high values.
     dense: (usize, usize),
 }
+
+/// The mix of the tests at the default `hll-sparse-max-bytes` (3000): over
+/// 1,000 keys, the size keys crossing promotion at about 1,700 elements.
+const DEFAULT_MIX: Mix = Mix {
+    small: 1000,
+    clustered: 40,
+    by_size: (30, 2500),
+    by_value: 20,
+    dense: (12, 8000),
+};
 
 /// PFADDs to do: (index of the key, element).
 type Ops = Vec<(usize, Vec<u8>)>;
@@ -261,14 +271,12 @@ fn local_hll_matches_server_byte_for_byte_at_default_sparse_max() {
     let s = Server::start_with(&[], false);
     let mut c = s.conn();
     let mut rng = Rng(seed());
-    let mix = Mix {
-        small: 1000,
-        clustered: 40,
-        by_size: (30, 2500),
-        by_value: 20,
-        dense: (12, 8000),
-    };
-    let st = run(&mut c, &mut rng, &mix, hll::DEFAULT_SPARSE_MAX_BYTES);
+    let st = run(
+        &mut c,
+        &mut rng,
+        &DEFAULT_MIX,
+        hll::DEFAULT_SPARSE_MAX_BYTES,
+    );
     assert!(
         st.keys >= 1000 && st.elements >= 200_000,
         "{} keys, {} elements",
@@ -480,12 +488,7 @@ fn module_path_matches_server(max: usize, mix: &Mix) -> (usize, usize) {
         ("hotrank.max-articles", "0"),
         ("hll-sparse-max-bytes", &max.to_string()),
     ] {
-        let _: () = redis::cmd("CONFIG")
-            .arg("SET")
-            .arg(name)
-            .arg(v)
-            .query(&mut c)
-            .expect("CONFIG SET");
+        config_set(&mut c, name, v);
     }
     let board: &[u8] = b"hot:{hll}";
     let mut rng = Rng(seed() ^ max as u64);
@@ -538,14 +541,7 @@ fn module_path_matches_server(max: usize, mix: &Mix) -> (usize, usize) {
 #[test]
 fn hot_view_hll_matches_server_pfadd_byte_for_byte() {
     let t = Instant::now();
-    let mix = Mix {
-        small: 1000,
-        clustered: 40,
-        by_size: (30, 2500),
-        by_value: 20,
-        dense: (12, 8000),
-    };
-    let (keys, dense) = module_path_matches_server(hll::DEFAULT_SPARSE_MAX_BYTES, &mix);
+    let (keys, dense) = module_path_matches_server(hll::DEFAULT_SPARSE_MAX_BYTES, &DEFAULT_MIX);
     assert!(
         keys >= 1000 && dense >= 30 + 20 + 12,
         "{keys} keys, {dense} dense"

@@ -247,25 +247,6 @@ fn info_hotrank_counters_move() {
 // so it fires the events and WATCH signals itself.
 // ---------------------------------------------------------------------------
 
-/// Keyspace events (event name, key) seen while `f` runs.
-fn events_during(s: &Server, f: impl FnOnce()) -> Vec<(String, Vec<u8>)> {
-    let mut sub = s.conn();
-    let mut ps = sub.as_pubsub();
-    ps.psubscribe("__keyevent@0__:*").unwrap();
-    ps.set_read_timeout(Some(std::time::Duration::from_millis(300)))
-        .unwrap();
-    f();
-    let mut out = Vec::new();
-    while let Ok(msg) = ps.get_message() {
-        let event = msg
-            .get_channel_name()
-            .trim_start_matches("__keyevent@0__:")
-            .to_string();
-        out.push((event, msg.get_payload_bytes().to_vec()));
-    }
-    out
-}
-
 #[test]
 fn counted_views_fire_the_commands_keyspace_events_and_duplicates_fire_none_on_the_article() {
     let s = Server::start();

@@ -8,39 +8,10 @@
 //! Run against Valkey with `HOTRANK_SERVER=/path/to/valkey-server`.
 
 mod common;
-use common::*;
+#[path = "common/rank_client.rs"]
+mod rank_client;
+use rank_client::*;
 use redis::{Connection, Value};
-
-fn ok(c: &mut Connection, args: &[&str]) -> Value {
-    q(c, args).unwrap_or_else(|e| panic!("{args:?} failed: {e}"))
-}
-
-fn int(v: i64) -> Value {
-    Value::Int(v)
-}
-
-fn bulk(s: impl AsRef<[u8]>) -> Value {
-    Value::BulkString(s.as_ref().to_vec())
-}
-
-fn arr(v: Vec<Value>) -> Value {
-    Value::Array(v)
-}
-
-/// Member names as RANK.RANGE replies them.
-fn members(names: &[&str]) -> Value {
-    arr(names.iter().map(bulk).collect())
-}
-
-/// `[member, score, …]` as RANK.RANGE … WITHSCORES replies it.
-fn ranged(pairs: &[(&str, i64)]) -> Value {
-    arr(pairs.iter().flat_map(|(m, s)| [bulk(m), int(*s)]).collect())
-}
-
-/// `[score, time]` as RANK.SCORE WITHTIME replies it.
-fn withtime(score: i64, time: i64) -> Value {
-    arr(vec![int(score), bulk(time.to_string())])
-}
 
 /// `[score, written]` as RANK.SET GT|LT|BEST replies it.
 fn kept(score: i64, written: bool) -> Value {
@@ -69,10 +40,6 @@ fn raw_score(c: &mut Connection, k: &str, m: &str) -> Option<String> {
 fn t0() -> i64 {
     now_s() - 10_000
 }
-
-/// Seconds since the unix epoch of 2020-01-01T00:00:00Z, the first instant
-/// of every layout.
-const EPOCH_S: i64 = 1_577_836_800;
 
 #[test]
 fn asc_board_ranks_lowest_first_then_earliest_then_by_name() {
@@ -173,11 +140,11 @@ fn asc_board_ranks_lowest_first_then_earliest_then_by_name() {
     // SCORE WITHTIME.
     assert_eq!(
         ok(c, &["RANK.SCORE", k, "c", "WITHTIME"]),
-        withtime(50, t - 5)
+        withtime(50, &(t - 5).to_string())
     );
     assert_eq!(
         ok(c, &["RANK.SCORE", k, "e", "WITHTIME"]),
-        withtime(40, t + 10)
+        withtime(40, &(t + 10).to_string())
     );
     assert_eq!(ok(c, &["RANK.CARD", k]), int(6));
     // INCR and MINCR move members on an asc board too: down is better.
@@ -275,7 +242,7 @@ fn asc_board_packs_exactly_at_both_ends_of_the_range() {
                 );
                 assert_eq!(
                     ok(c, &["RANK.SCORE", k, &m, "WITHTIME"]),
-                    withtime(*sc, at),
+                    withtime(*sc, &at.to_string()),
                     "{k} {sc} {at}"
                 );
                 want.push((m, *sc));
@@ -345,7 +312,7 @@ fn set_gt_lt_best_keep_the_best_score_on_both_orders() {
     );
     assert_eq!(
         ok(c, &["RANK.SCORE", k, "m", "WITHTIME"]),
-        withtime(15, t + 2)
+        withtime(15, &(t + 2).to_string())
     );
     // An equal score is not written: the time stays.
     assert_eq!(
@@ -363,7 +330,7 @@ fn set_gt_lt_best_keep_the_best_score_on_both_orders() {
     assert_eq!(ok(c, &["RANK.SET", k, "m", "15", "AT", &at(3)]), int(15));
     assert_eq!(
         ok(c, &["RANK.SCORE", k, "m", "WITHTIME"]),
-        withtime(15, t + 2)
+        withtime(15, &(t + 2).to_string())
     );
     // GT and LT as ZADD's.
     assert_eq!(ok(c, &["RANK.SET", k, "m", "12", "GT"]), kept(15, false));
@@ -397,7 +364,7 @@ fn set_gt_lt_best_keep_the_best_score_on_both_orders() {
     );
     assert_eq!(
         ok(c, &["RANK.SCORE", a, "m", "WITHTIME"]),
-        withtime(89999, t + 5)
+        withtime(89999, &(t + 5).to_string())
     );
     assert_eq!(
         ok(c, &["RANK.SET", a, "m", "89999", "BEST"]),
@@ -405,7 +372,7 @@ fn set_gt_lt_best_keep_the_best_score_on_both_orders() {
     );
     assert_eq!(
         ok(c, &["RANK.SCORE", a, "m", "WITHTIME"]),
-        withtime(89999, t + 5)
+        withtime(89999, &(t + 5).to_string())
     );
     assert_eq!(
         ok(c, &["RANK.SET", a, "m", "95000", "GT"]),
@@ -621,14 +588,6 @@ fn drop_deletes_a_board_and_its_layout_only() {
     ok(c, &["CONFIG", "SET", "maxmemory", "0"]);
 }
 
-/// Connects as `user` with password `pw`.
-fn conn_as(s: &Server, user: &str, pw: &str) -> Connection {
-    redis::Client::open(format!("redis://{user}:{pw}@127.0.0.1:{}/", s.port))
-        .expect("client")
-        .get_connection()
-        .expect("connect")
-}
-
 #[test]
 fn drop_needs_write_access_to_every_key_of_the_board() {
     let s = Server::start();
@@ -654,7 +613,7 @@ fn drop_needs_write_access_to_every_key_of_the_board() {
                 pattern,
             ],
         );
-        let uc = &mut conn_as(&s, user, "pw");
+        let uc = &mut s.conn_as(user, "pw");
         let e = err(uc, &["RANK.DROP", k]);
         assert!(e.starts_with("NOPERM"), "{user}: {e}");
         assert_eq!(ok(c, &["RANK.CARD", k]), int(1), "{user}");
@@ -673,6 +632,6 @@ fn drop_needs_write_access_to_every_key_of_the_board() {
             "~lb:{acl}*",
         ],
     );
-    let uc = &mut conn_as(&s, "owner", "pw");
+    let uc = &mut s.conn_as("owner", "pw");
     assert_eq!(ok(uc, &["RANK.DROP", k]), int(2));
 }

@@ -14,6 +14,8 @@ mod common;
 use common::*;
 #[path = "common/period.rs"]
 mod period;
+#[path = "common/rank_client.rs"]
+mod rank_client;
 use hotrank::keys::{self, Kind};
 use hotrank::rank::period::{Period, Spec, Tz, DAY_MS};
 use period::*;
@@ -23,134 +25,68 @@ use redis::{Connection, Value};
 
 #[test]
 fn create_stores_periods_in_the_layout_and_checks_them() {
-    let s = Server::start();
-    let c = &mut s.conn();
-    ok(
-        c,
-        &[
-            "RANK.CREATE",
-            "lb",
-            "PERIODS",
-            "month",
-            "DAY",
-            "week",
-            "day",
-            "TZ",
-            "+14:00",
-        ],
-    );
-    let layout: Vec<u8> = bcmd(&[b"GET", &keys::derived(b"lb", Kind::Layout, &[])])
-        .query(c)
-        .expect("GET");
+    let (_s, mut c) = with_board("RANK.CREATE lb PERIODS month DAY week day TZ +14:00");
+    let c = &mut c;
     assert_eq!(
-        String::from_utf8(layout).unwrap(),
+        layout_text(c, "lb"),
         "v1 s -1073741824 1073741823 periods day,week,month tz +14:00 keep 2"
     );
     ok(
         c,
-        &[
-            "RANK.CREATE",
-            "lb2",
-            "RESOLUTION",
-            "ms",
-            "MIN",
-            "0",
-            "MAX",
-            "9",
-            "PERIODS",
-            "week",
-            "KEEP",
-            "0",
-            "TZ",
-            "-03:30",
-        ],
+        &words("RANK.CREATE lb2 RESOLUTION ms MIN 0 MAX 9 PERIODS week KEEP 0 TZ -03:30"),
     );
-    let layout: Vec<u8> = bcmd(&[b"GET", &keys::derived(b"lb2", Kind::Layout, &[])])
-        .query(c)
-        .expect("GET");
     assert_eq!(
-        String::from_utf8(layout).unwrap(),
+        layout_text(c, "lb2"),
         "v1 ms 0 9 periods week tz -03:30 keep 0"
     );
+    let bad_tz = "ERR TZ must be a UTC offset +hh:mm or -hh:mm between -14:00 and +14:00";
+    let bad_keep = "ERR KEEP must be an integer between 0 and 10000";
     for (args, want) in [
+        ("RANK.CREATE n PERIODS", "ERR PERIODS needs a value"),
         (
-            &["RANK.CREATE", "n", "PERIODS"][..],
-            "ERR PERIODS needs a value",
-        ),
-        (
-            &["RANK.CREATE", "n", "PERIODS", "year"],
+            "RANK.CREATE n PERIODS year",
             "ERR PERIODS must be day, week or month",
         ),
         (
-            &["RANK.CREATE", "n", "PERIODS", "day", "year"],
+            "RANK.CREATE n PERIODS day year",
             "ERR syntax error at 'year'",
         ),
-        (
-            &["RANK.CREATE", "n", "TZ", "+01:00"],
-            "ERR TZ and KEEP need PERIODS",
-        ),
-        (
-            &["RANK.CREATE", "n", "KEEP", "3"],
-            "ERR TZ and KEEP need PERIODS",
-        ),
-        (
-            &["RANK.CREATE", "n", "PERIODS", "day", "TZ", "+14:01"],
-            "ERR TZ must be a UTC offset +hh:mm or -hh:mm between -14:00 and +14:00",
-        ),
-        (
-            &["RANK.CREATE", "n", "PERIODS", "day", "TZ", "UTC"],
-            "ERR TZ must be a UTC offset +hh:mm or -hh:mm between -14:00 and +14:00",
-        ),
-        (
-            &["RANK.CREATE", "n", "PERIODS", "day", "KEEP", "-1"],
-            "ERR KEEP must be an integer between 0 and 10000",
-        ),
-        (
-            &["RANK.CREATE", "n", "PERIODS", "day", "KEEP", "10001"],
-            "ERR KEEP must be an integer between 0 and 10000",
-        ),
-        (
-            &["RANK.CREATE", "lb", "PERIODS", "day"],
-            "ERR board already exists",
-        ),
+        ("RANK.CREATE n TZ +01:00", "ERR TZ and KEEP need PERIODS"),
+        ("RANK.CREATE n KEEP 3", "ERR TZ and KEEP need PERIODS"),
+        ("RANK.CREATE n PERIODS day TZ +14:01", bad_tz),
+        ("RANK.CREATE n PERIODS day TZ UTC", bad_tz),
+        ("RANK.CREATE n PERIODS day KEEP -1", bad_keep),
+        ("RANK.CREATE n PERIODS day KEEP 10001", bad_keep),
+        ("RANK.CREATE lb PERIODS day", "ERR board already exists"),
     ] {
-        assert_eq!(err(c, args), want, "{args:?}");
+        assert_eq!(err(c, &words(args)), want, "{args:?}");
     }
     assert!(!exists(c, &keys::derived(b"n", Kind::Layout, &[])));
     // Reads of a period the board does not have, or of a board without periods.
     ok(c, &["RANK.SET", "plain", "a", "1"]);
     for (args, want) in [
+        ("RANK.SCORE lb2 a PERIOD day", "ERR board has no day period"),
         (
-            &["RANK.SCORE", "lb2", "a", "PERIOD", "day"][..],
-            "ERR board has no day period",
-        ),
-        (
-            &["RANK.CARD", "plain", "PERIOD", "week"],
+            "RANK.CARD plain PERIOD week",
             "ERR board has no week period",
         ),
         (
-            &["RANK.CARD", "lb", "PERIOD", "year"],
+            "RANK.CARD lb PERIOD year",
             "ERR PERIOD must be day, week or month",
         ),
-        (&["RANK.CARD", "lb", "PERIOD"], "ERR PERIOD needs a value"),
+        ("RANK.CARD lb PERIOD", "ERR PERIOD needs a value"),
+        ("RANK.CARD lb PERIOD day AGO", "ERR AGO needs a value"),
         (
-            &["RANK.CARD", "lb", "PERIOD", "day", "AGO"],
-            "ERR AGO needs a value",
-        ),
-        (
-            &["RANK.CARD", "lb", "PERIOD", "day", "AGO", "-1"],
+            "RANK.CARD lb PERIOD day AGO -1",
             "ERR AGO must be an integer >= 0",
         ),
         (
-            &["RANK.CARD", "lb", "PERIOD", "day", "AGO", "x"],
+            "RANK.CARD lb PERIOD day AGO x",
             "ERR AGO must be an integer >= 0",
         ),
-        (
-            &["RANK.CARD", "lb", "AGO", "1"],
-            "ERR syntax error: expected PERIOD",
-        ),
+        ("RANK.CARD lb AGO 1", "ERR syntax error: expected PERIOD"),
     ] {
-        assert_eq!(err(c, args), want, "{args:?}");
+        assert_eq!(err(c, &words(args)), want, "{args:?}");
     }
     // A missing board reads empty, whatever PERIOD.
     assert_eq!(ok(c, &["RANK.CARD", "missing", "PERIOD", "month"]), int(0));
@@ -164,22 +100,8 @@ fn create_stores_periods_in_the_layout_and_checks_them() {
 
 #[test]
 fn month_and_year_ends_split_the_boards() {
-    let s = Server::start();
-    let c = &mut s.conn();
-    ok(
-        c,
-        &[
-            "RANK.CREATE",
-            "lb",
-            "RESOLUTION",
-            "ms",
-            "PERIODS",
-            "day",
-            "month",
-            "KEEP",
-            "10000",
-        ],
-    );
+    let (_s, mut c) = with_board("RANK.CREATE lb RESOLUTION ms PERIODS day month KEEP 10000");
+    let c = &mut c;
     let writes = [
         (
             utc(2026, 1, 31, 23, 59, 59) + 999,
@@ -199,7 +121,7 @@ fn month_and_year_ends_split_the_boards() {
         (utc(2026, 1, 1, 0, 0, 0), 32, "d2026-01-01", "m2026-01"),
     ];
     for (t, d, _, _) in writes {
-        ok(c, &["RANK.INCR", "lb", "a", &d.to_string(), "AT", &at(t)]);
+        incr_at(c, "lb", "a", d, t);
     }
     assert_eq!(ok(c, &["RANK.SCORE", "lb", "a"]), int(63));
     for (_, d, day, _) in writes {
@@ -221,12 +143,8 @@ fn month_and_year_ends_split_the_boards() {
 
 #[test]
 fn iso_week_across_new_year() {
-    let s = Server::start();
-    let c = &mut s.conn();
-    ok(
-        c,
-        &["RANK.CREATE", "lb", "PERIODS", "week", "KEEP", "10000"],
-    );
+    let (_s, mut c) = with_board("RANK.CREATE lb PERIODS week KEEP 10000");
+    let c = &mut c;
     for (y, m, d, pts, id) in [
         (2020, 12, 31, 1, "w2020-W53"),
         (2021, 1, 3, 2, "w2020-W53"),
@@ -238,32 +156,12 @@ fn iso_week_across_new_year() {
     ] {
         let t = utc(y, m, d, 12, 0, 0);
         assert_eq!(Period::Week.containing(t, Tz::UTC).id(), id);
-        ok(c, &["RANK.INCR", "lb", "p", &pts.to_string(), "AT", &at(t)]);
+        incr_at(c, "lb", "p", pts, t);
         assert!(exists(c, &pkey("lb", id)), "{id}");
     }
     // Sunday 23:59:59 and Monday 00:00:00 fall in different weeks.
-    ok(
-        c,
-        &[
-            "RANK.INCR",
-            "lb",
-            "q",
-            "1",
-            "AT",
-            &at(utc(2021, 1, 3, 23, 59, 59)),
-        ],
-    );
-    ok(
-        c,
-        &[
-            "RANK.INCR",
-            "lb",
-            "q",
-            "10",
-            "AT",
-            &at(utc(2021, 1, 4, 0, 0, 0)),
-        ],
-    );
+    incr_at(c, "lb", "q", 1, utc(2021, 1, 3, 23, 59, 59));
+    incr_at(c, "lb", "q", 10, utc(2021, 1, 4, 0, 0, 0));
     assert_eq!(board_of(c, "lb", "w2020-W53"), pairs(&[("p", 3), ("q", 1)]));
     assert_eq!(
         board_of(c, "lb", "w2021-W01"),
@@ -277,27 +175,15 @@ fn iso_week_across_new_year() {
 
 #[test]
 fn leap_day_has_its_own_board() {
-    let s = Server::start();
-    let c = &mut s.conn();
-    ok(
-        c,
-        &[
-            "RANK.CREATE",
-            "lb",
-            "PERIODS",
-            "day",
-            "month",
-            "KEEP",
-            "10000",
-        ],
-    );
+    let (_s, mut c) = with_board("RANK.CREATE lb PERIODS day month KEEP 10000");
+    let c = &mut c;
     for (t, pts) in [
         (utc(2024, 2, 28, 23, 59, 59), 1),
         (utc(2024, 2, 29, 0, 0, 0), 2),
         (utc(2024, 2, 29, 23, 59, 59), 4),
         (utc(2024, 3, 1, 0, 0, 0), 8),
     ] {
-        ok(c, &["RANK.INCR", "lb", "a", &pts.to_string(), "AT", &at(t)]);
+        incr_at(c, "lb", "a", pts, t);
     }
     assert_eq!(board_of(c, "lb", "d2024-02-28"), pairs(&[("a", 1)]));
     assert_eq!(board_of(c, "lb", "d2024-02-29"), pairs(&[("a", 6)]));
@@ -320,24 +206,11 @@ fn time_zones_move_instants_to_other_periods() {
         ("x", "-14:00", ["d2025-12-30", "w2026-W01", "m2025-12"]),
     ];
     for (board, offset, ids) in cases {
-        ok(
-            c,
-            &[
-                "RANK.CREATE",
-                board,
-                "PERIODS",
-                "day",
-                "week",
-                "month",
-                "TZ",
-                offset,
-                "KEEP",
-                "10000",
-            ],
-        );
-        ok(c, &["RANK.INCR", board, "a", "5", "AT", &at(t)]);
+        let create = format!("RANK.CREATE {board} PERIODS day week month TZ {offset} KEEP 10000");
+        ok(c, &words(&create));
+        incr_at(c, board, "a", 5, t);
         // One second earlier: the day before at +14:00.
-        ok(c, &["RANK.INCR", board, "b", "1", "AT", &at(t - 1000)]);
+        incr_at(c, board, "b", 1, t - 1000);
         for (p, id) in Period::ALL.into_iter().zip(ids) {
             assert_eq!(p.containing(t, tz(offset)).id(), id);
             assert!(exists(c, &pkey(board, id)), "{board} {id}");
@@ -373,27 +246,18 @@ fn time_zones_move_instants_to_other_periods() {
 
 #[test]
 fn incr_set_mincr_update_every_board() {
-    let s = Server::start();
-    let c = &mut s.conn();
-    ok(c, &["RANK.CREATE", "lb", "PERIODS", "day", "week", "month"]);
+    let (_s, mut c) = with_board("RANK.CREATE lb PERIODS day week month");
+    let c = &mut c;
     let now = now_ms();
     // Earlier this week or last week, and last month: their boards are
     // still alive with KEEP 2.
-    let last_month = Period::Month
-        .containing(now, Tz::UTC)
-        .ago(1)
-        .start_ms(Tz::UTC)
-        + 3_600_000;
-    ok(c, &["RANK.INCR", "lb", "a", "5", "AT", &at(last_month)]);
+    let last_month = in_last_month(now);
+    incr_at(c, "lb", "a", 5, last_month);
     ok(c, &["RANK.INCR", "lb", "a", "3"]);
     assert_eq!(ok(c, &["RANK.SCORE", "lb", "a"]), int(8));
     // A member new to a period starts there at 0.
     for p in Period::ALL {
-        assert_eq!(
-            ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", p.name()]),
-            int(3),
-            "{p:?}"
-        );
+        assert_eq!(ok(c, &in_period("RANK.SCORE lb a", p)), int(3), "{p:?}");
     }
     assert_eq!(
         ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", "month", "AGO", "1"]),
@@ -406,29 +270,10 @@ fn incr_set_mincr_update_every_board() {
     assert_eq!(ok(c, &["RANK.SET", "lb", "a", "100"]), int(100));
     assert_eq!(ok(c, &["RANK.SET", "lb", "b", "7"]), int(7));
     for p in Period::ALL {
+        assert_eq!(ok(c, &in_period("RANK.SCORE lb a", p)), int(100));
         assert_eq!(
-            ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", p.name()]),
-            int(100)
-        );
-        assert_eq!(
-            ok(
-                c,
-                &[
-                    "RANK.RANGE",
-                    "lb",
-                    "0",
-                    "-1",
-                    "WITHSCORES",
-                    "PERIOD",
-                    p.name()
-                ]
-            ),
-            Value::Array(vec![
-                Value::BulkString(b"a".to_vec()),
-                int(100),
-                Value::BulkString(b"b".to_vec()),
-                int(7)
-            ])
+            ok(c, &in_period("RANK.RANGE lb 0 -1 WITHSCORES", p)),
+            ranged(&[("a", 100), ("b", 7)])
         );
     }
     assert_eq!(
@@ -438,43 +283,27 @@ fn incr_set_mincr_update_every_board() {
     // MINCR: a member named twice gets delta twice, on every board.
     assert_eq!(
         ok(c, &["RANK.MINCR", "lb", "2", "a", "c", "a"]),
-        Value::Array(vec![int(102), int(2), int(104)])
+        arr(vec![int(102), int(2), int(104)])
     );
     for p in Period::ALL {
+        assert_eq!(ok(c, &in_period("RANK.SCORE lb a", p)), int(104));
+        assert_eq!(ok(c, &in_period("RANK.SCORE lb c", p)), int(2));
+        assert_eq!(ok(c, &in_period("RANK.CARD lb", p)), int(3));
+        assert_eq!(ok(c, &in_period("RANK.RANK lb c", p)), int(2));
         assert_eq!(
-            ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", p.name()]),
-            int(104)
+            ok(c, &in_period("RANK.RANGEBYSCORE lb 5 +inf", p)),
+            members(&["a", "b"])
         );
         assert_eq!(
-            ok(c, &["RANK.SCORE", "lb", "c", "PERIOD", p.name()]),
-            int(2)
-        );
-        assert_eq!(ok(c, &["RANK.CARD", "lb", "PERIOD", p.name()]), int(3));
-        assert_eq!(ok(c, &["RANK.RANK", "lb", "c", "PERIOD", p.name()]), int(2));
-        assert_eq!(
-            ok(
-                c,
-                &["RANK.RANGEBYSCORE", "lb", "5", "+inf", "PERIOD", p.name()]
-            ),
-            Value::Array(vec![
-                Value::BulkString(b"a".to_vec()),
-                Value::BulkString(b"b".to_vec())
-            ])
-        );
-        assert_eq!(
-            ok(c, &["RANK.AROUND", "lb", "b", "0", "PERIOD", p.name()]),
-            Value::Array(vec![Value::Array(vec![
-                int(1),
-                Value::BulkString(b"b".to_vec()),
-                int(7)
-            ])])
+            ok(c, &in_period("RANK.AROUND lb b 0", p)),
+            arr(vec![arr(vec![int(1), bulk("b"), int(7)])])
         );
     }
     assert_eq!(ok(c, &["RANK.SCORE", "lb", "a"]), int(104));
     // A member new to the board and named twice with delta 0 is added at 0.
     assert_eq!(
         ok(c, &["RANK.MINCR", "lb", "0", "z", "z"]),
-        Value::Array(vec![int(0), int(0)])
+        arr(vec![int(0), int(0)])
     );
     assert_eq!(ok(c, &["RANK.SCORE", "lb", "z"]), int(0));
     assert_eq!(ok(c, &["RANK.SCORE", "lb", "z", "PERIOD", "day"]), int(0));
@@ -482,38 +311,10 @@ fn incr_set_mincr_update_every_board() {
 
 #[test]
 fn a_score_out_of_range_in_one_board_writes_nothing() {
-    let s = Server::start();
-    let c = &mut s.conn();
-    ok(
-        c,
-        &[
-            "RANK.CREATE",
-            "lb",
-            "MIN",
-            "0",
-            "MAX",
-            "10",
-            "PERIODS",
-            "day",
-            "week",
-            "KEEP",
-            "0",
-        ],
-    );
+    let (_s, mut c) = with_board("RANK.CREATE lb MIN 0 MAX 10 PERIODS day week KEEP 0");
+    let c = &mut c;
     // 10 points long ago: on the all-time board only (KEEP 0: expired boards).
     ok(c, &["RANK.INCR", "lb", "a", "10", "AT", "1700000000"]);
-    let snapshot = |c: &mut Connection| -> Vec<KeyDump> {
-        let mut ks: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(c).expect("KEYS");
-        ks.sort();
-        ks.into_iter()
-            .map(|k| {
-                let v: Vec<(Vec<u8>, String)> = bcmd(&[b"ZRANGE", &k, b"0", b"-1", b"WITHSCORES"])
-                    .query(c)
-                    .unwrap_or_default();
-                (k, v)
-            })
-            .collect()
-    };
     let before = snapshot(c);
     assert_eq!(before.len(), 2, "board and layout only");
     // The all-time board could go to 7, the period boards cannot go to -3.
@@ -549,23 +350,8 @@ fn a_score_out_of_range_in_one_board_writes_nothing() {
 
 #[test]
 fn period_boards_expire_keep_periods_after_their_end() {
-    let s = Server::start();
-    let c = &mut s.conn();
-    ok(
-        c,
-        &[
-            "RANK.CREATE",
-            "lb",
-            "PERIODS",
-            "day",
-            "week",
-            "month",
-            "TZ",
-            "+05:30",
-            "KEEP",
-            "3",
-        ],
-    );
+    let (_s, mut c) = with_board("RANK.CREATE lb PERIODS day week month TZ +05:30 KEEP 3");
+    let c = &mut c;
     let z = tz("+05:30");
     let spec = Spec::new(&Period::ALL, z, 3).unwrap();
     ok(c, &["RANK.INCR", "lb", "a", "1"]);
@@ -594,7 +380,7 @@ fn period_boards_expire_keep_periods_after_their_end() {
     // A write whose period board has already expired skips that board: 5
     // days ago (KEEP 3) writes the week and month boards only.
     let old = now - 5 * DAY_MS;
-    ok(c, &["RANK.INCR", "lb", "old", "1", "AT", &at(old)]);
+    incr_at(c, "lb", "old", 1, old);
     assert!(!exists(
         c,
         &pkey("lb", &Period::Day.containing(old, z).id())
@@ -611,16 +397,12 @@ fn period_boards_expire_keep_periods_after_their_end() {
 
 #[test]
 fn ago_reads_previous_periods() {
-    let s = Server::start();
-    let c = &mut s.conn();
-    ok(c, &["RANK.CREATE", "lb", "PERIODS", "day", "KEEP", "1"]);
+    let (_s, mut c) = with_board("RANK.CREATE lb PERIODS day KEEP 1");
+    let c = &mut c;
     let now = now_ms();
-    ok(
-        c,
-        &["RANK.INCR", "lb", "a", "1", "AT", &at(now - 2 * DAY_MS)],
-    );
-    ok(c, &["RANK.INCR", "lb", "a", "2", "AT", &at(now - DAY_MS)]);
-    ok(c, &["RANK.INCR", "lb", "b", "3", "AT", &at(now - DAY_MS)]);
+    incr_at(c, "lb", "a", 1, now - 2 * DAY_MS);
+    incr_at(c, "lb", "a", 2, now - DAY_MS);
+    incr_at(c, "lb", "b", 3, now - DAY_MS);
     ok(c, &["RANK.INCR", "lb", "a", "4"]);
     assert_eq!(ok(c, &["RANK.SCORE", "lb", "a"]), int(7));
     let n =
@@ -633,32 +415,11 @@ fn ago_reads_previous_periods() {
     assert_eq!(n(c, "3"), int(0));
     assert_eq!(n(c, "9223372036854775807"), int(0));
     assert_eq!(
-        ok(
-            c,
-            &[
-                "RANK.RANGE",
-                "lb",
-                "0",
-                "-1",
-                "PERIOD",
-                "day",
-                "AGO",
-                "1",
-                "WITHSCORES"
-            ]
-        ),
-        Value::Array(vec![
-            Value::BulkString(b"b".to_vec()),
-            int(3),
-            Value::BulkString(b"a".to_vec()),
-            int(2)
-        ])
+        ok(c, &words("RANK.RANGE lb 0 -1 PERIOD day AGO 1 WITHSCORES")),
+        ranged(&[("b", 3), ("a", 2)])
     );
     assert_eq!(
-        ok(
-            c,
-            &["RANK.RANK", "lb", "a", "TIES", "PERIOD", "day", "AGO", "1"]
-        ),
+        ok(c, &words("RANK.RANK lb a TIES PERIOD day AGO 1")),
         int(1)
     );
     assert_eq!(
@@ -666,35 +427,15 @@ fn ago_reads_previous_periods() {
         Value::Nil
     );
     assert_eq!(
-        ok(
-            c,
-            &["RANK.RANGE", "lb", "0", "-1", "PERIOD", "day", "AGO", "2"]
-        ),
-        Value::Array(vec![])
+        ok(c, &words("RANK.RANGE lb 0 -1 PERIOD day AGO 2")),
+        arr(vec![])
     );
     assert_eq!(
-        ok(
-            c,
-            &["RANK.AROUND", "lb", "a", "5", "PERIOD", "day", "AGO", "3"]
-        ),
-        Value::Array(vec![])
+        ok(c, &words("RANK.AROUND lb a 5 PERIOD day AGO 3")),
+        arr(vec![])
     );
     assert_eq!(
-        ok(
-            c,
-            &[
-                "RANK.RANGEBYSCORE",
-                "lb",
-                "-inf",
-                "+inf",
-                "PERIOD",
-                "day",
-                "AGO",
-                "2"
-            ]
-        ),
-        Value::Array(vec![])
+        ok(c, &words("RANK.RANGEBYSCORE lb -inf +inf PERIOD day AGO 2")),
+        arr(vec![])
     );
 }
-
-// ---------------------------------------------------------------- replication

@@ -9,8 +9,10 @@ mod common;
 use common::*;
 #[path = "common/period.rs"]
 mod period;
+#[path = "common/rank_client.rs"]
+mod rank_client;
 use hotrank::keys::{self, Kind};
-use hotrank::rank::period::{Period, Tz, DAY_MS};
+use hotrank::rank::period::DAY_MS;
 use period::*;
 use redis::{Connection, Value};
 
@@ -30,53 +32,19 @@ fn a_replica_without_the_module_ends_identical() {
     let (m, r) = (&mut master.conn(), &mut replica.conn());
     ok(
         m,
-        &[
-            "RANK.CREATE",
-            "lb:{g}",
-            "PERIODS",
-            "day",
-            "week",
-            "month",
-            "TZ",
-            "-14:00",
-        ],
+        &words("RANK.CREATE lb:{g} PERIODS day week month TZ -14:00"),
     );
     ok(
         m,
-        &[
-            "RANK.CREATE",
-            "lb2",
-            "RESOLUTION",
-            "ms",
-            "MIN",
-            "0",
-            "MAX",
-            "100",
-            "PERIODS",
-            "week",
-            "KEEP",
-            "0",
-        ],
+        &words("RANK.CREATE lb2 RESOLUTION ms MIN 0 MAX 100 PERIODS week KEEP 0"),
     );
     let now = now_ms();
     for i in 0..50i64 {
         let member = format!("m{}", i % 7);
-        let t = at(now - (i * 7 % 40) * DAY_MS / 3);
-        ok(
-            m,
-            &[
-                "RANK.INCR",
-                "lb:{g}",
-                &member,
-                &(i % 5 - 1).to_string(),
-                "AT",
-                &t,
-            ],
-        );
-        ok(
-            m,
-            &["RANK.SET", "lb2", &member, &(i % 100).to_string(), "AT", &t],
-        );
+        let t = now - (i * 7 % 40) * DAY_MS / 3;
+        incr_at(m, "lb:{g}", &member, i % 5 - 1, t);
+        let score = (i % 100).to_string();
+        ok(m, &["RANK.SET", "lb2", &member, &score, "AT", &at(t)]);
         if i % 10 == 0 {
             ok(m, &["RANK.MINCR", "lb:{g}", "3", "m1", "m2", "m1"]);
             ok(m, &["RANK.MINCR", "lb2", "1", "m3"]);
@@ -129,9 +97,8 @@ fn period_boards_share_the_board_slot_and_acl() {
             assert_eq!(keys::slot(&k), keys::slot(board.as_bytes()), "{board} {id}");
         }
     }
-    let s = Server::start();
-    let c = &mut s.conn();
-    ok(c, &["RANK.CREATE", "lb", "PERIODS", "day", "week"]);
+    let (s, mut c) = with_board("RANK.CREATE lb PERIODS day week");
+    let c = &mut c;
     ok(c, &["RANK.INCR", "lb", "a", "1"]);
     let layout = keys::derived(b"lb", Kind::Layout, &[]);
     // alice: the board and its layout, but not its period boards.
@@ -139,26 +106,11 @@ fn period_boards_share_the_board_slot_and_acl() {
     assert_eq!(layout, b"lb\0{lb}layout");
     ok(
         c,
-        &[
-            "ACL",
-            "SETUSER",
-            "alice",
-            "on",
-            "nopass",
-            "+@all",
-            "~lb",
-            "~lb?{lb}layout",
-        ],
+        &words("ACL SETUSER alice on nopass +@all ~lb ~lb?{lb}layout"),
     );
     // bob: other keys only. carol: read-only on lb*.
-    ok(
-        c,
-        &["ACL", "SETUSER", "bob", "on", "nopass", "+@all", "~other*"],
-    );
-    ok(
-        c,
-        &["ACL", "SETUSER", "carol", "on", "nopass", "+@all", "%R~lb*"],
-    );
+    ok(c, &words("ACL SETUSER bob on nopass +@all ~other*"));
+    ok(c, &words("ACL SETUSER carol on nopass +@all %R~lb*"));
     let snapshot = |c: &mut Connection| -> Vec<(String, i64)> {
         let mut v: Vec<(String, i64)> = Vec::new();
         for p in ["", "day", "week"] {
@@ -166,13 +118,10 @@ fn period_boards_share_the_board_slot_and_acl() {
             if !p.is_empty() {
                 args.extend(["PERIOD", p]);
             }
-            let r: Vec<(String, i64)> = {
-                let mut cmd = redis::cmd(args[0]);
-                for a in &args[1..] {
-                    cmd.arg(*a);
-                }
-                cmd.query(c).expect("RANK.RANGE")
-            };
+            let r: Vec<(String, i64)> = redis::cmd(args[0])
+                .arg(&args[1..])
+                .query(c)
+                .expect("RANK.RANGE");
             v.extend(r.into_iter().map(|(m, s)| (format!("{p}:{m}"), s)));
         }
         v
@@ -203,23 +152,18 @@ fn period_boards_share_the_board_slot_and_acl() {
 
 #[test]
 fn set_gt_lt_best_apply_to_each_board_separately() {
-    let s = Server::start();
-    let c = &mut s.conn();
-    ok(c, &["RANK.CREATE", "lb", "PERIODS", "day", "month"]);
+    let (_s, mut c) = with_board("RANK.CREATE lb PERIODS day month");
+    let c = &mut c;
     let now = now_ms();
-    let last_month = Period::Month
-        .containing(now, Tz::UTC)
-        .ago(1)
-        .start_ms(Tz::UTC)
-        + 3_600_000;
-    let arr = |s: i64, w: i64| Value::Array(vec![int(s), int(w)]);
+    let last_month = in_last_month(now);
+    let kept = |s: i64, w: i64| arr(vec![int(s), int(w)]);
     assert_eq!(
         ok(c, &["RANK.SET", "lb", "a", "50", "AT", &at(last_month)]),
         int(50)
     );
     // GT 20: not higher than the all-time 50, but a itself is new to this
     // month's and today's boards: written there. The reply is the all-time board's.
-    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "20", "GT"]), arr(50, 0));
+    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "20", "GT"]), kept(50, 0));
     assert_eq!(ok(c, &["RANK.SCORE", "lb", "a"]), int(50));
     for p in ["day", "month"] {
         assert_eq!(ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", p]), int(20));
@@ -228,12 +172,12 @@ fn set_gt_lt_best_apply_to_each_board_separately() {
         ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", "month", "AGO", "1"]),
         int(50)
     );
-    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "30", "GT"]), arr(50, 0));
+    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "30", "GT"]), kept(50, 0));
     assert_eq!(ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", "day"]), int(30));
-    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "10", "GT"]), arr(50, 0));
+    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "10", "GT"]), kept(50, 0));
     assert_eq!(ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", "day"]), int(30));
     // LT 25: lower everywhere.
-    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "25", "LT"]), arr(25, 1));
+    assert_eq!(ok(c, &["RANK.SET", "lb", "a", "25", "LT"]), kept(25, 1));
     for p in ["day", "month"] {
         assert_eq!(ok(c, &["RANK.SCORE", "lb", "a", "PERIOD", p]), int(25));
     }
@@ -243,55 +187,24 @@ fn set_gt_lt_best_apply_to_each_board_separately() {
     );
     // BEST on an asc board (lowest first): LT on every board, period boards
     // packed in the same order.
-    ok(
-        c,
-        &["RANK.CREATE", "golf", "ORDER", "asc", "PERIODS", "week"],
-    );
-    assert_eq!(ok(c, &["RANK.SET", "golf", "p", "72", "BEST"]), arr(72, 1));
-    assert_eq!(ok(c, &["RANK.SET", "golf", "p", "75", "BEST"]), arr(72, 0));
-    assert_eq!(ok(c, &["RANK.SET", "golf", "q", "70", "BEST"]), arr(70, 1));
+    ok(c, &words("RANK.CREATE golf ORDER asc PERIODS week"));
+    assert_eq!(ok(c, &["RANK.SET", "golf", "p", "72", "BEST"]), kept(72, 1));
+    assert_eq!(ok(c, &["RANK.SET", "golf", "p", "75", "BEST"]), kept(72, 0));
+    assert_eq!(ok(c, &["RANK.SET", "golf", "q", "70", "BEST"]), kept(70, 1));
     assert_eq!(
         ok(c, &["RANK.SCORE", "golf", "p", "PERIOD", "week"]),
         int(72)
     );
     assert_eq!(
-        ok(
-            c,
-            &[
-                "RANK.RANGE",
-                "golf",
-                "0",
-                "-1",
-                "WITHSCORES",
-                "PERIOD",
-                "week"
-            ]
-        ),
-        Value::Array(vec![
-            Value::BulkString(b"q".to_vec()),
-            int(70),
-            Value::BulkString(b"p".to_vec()),
-            int(72)
-        ])
+        ok(c, &words("RANK.RANGE golf 0 -1 WITHSCORES PERIOD week")),
+        ranged(&[("q", 70), ("p", 72)])
     );
     assert_eq!(
         ok(c, &["RANK.RANK", "golf", "p", "TIES", "PERIOD", "week"]),
         int(1)
     );
     // An out-of-range score is refused even where it would not be written.
-    ok(
-        c,
-        &[
-            "RANK.CREATE",
-            "small",
-            "MIN",
-            "0",
-            "MAX",
-            "10",
-            "PERIODS",
-            "day",
-        ],
-    );
+    ok(c, &words("RANK.CREATE small MIN 0 MAX 10 PERIODS day"));
     assert!(
         err(c, &["RANK.SET", "small", "a", "11", "GT"]).starts_with("ERR score 11 is out of range")
     );
@@ -299,47 +212,20 @@ fn set_gt_lt_best_apply_to_each_board_separately() {
 
 #[test]
 fn drop_deletes_the_period_boards() {
-    let s = Server::start();
-    let c = &mut s.conn();
-    ok(
-        c,
-        &[
-            "RANK.CREATE",
-            "lb",
-            "PERIODS",
-            "day",
-            "week",
-            "month",
-            "KEEP",
-            "3",
-            "TZ",
-            "-14:00",
-        ],
-    );
+    let (s, mut c) = with_board("RANK.CREATE lb PERIODS day week month KEEP 3 TZ -14:00");
+    let c = &mut c;
     ok(c, &["RANK.CREATE", "other", "PERIODS", "day"]);
     ok(c, &["RANK.INCR", "other", "a", "1"]);
     let now = now_ms();
     for back in [0, 1, 2, 3, 4, 9, 20, 40, 80] {
-        ok(
-            c,
-            &["RANK.INCR", "lb", "a", "1", "AT", &at(now - back * DAY_MS)],
-        );
+        incr_at(c, "lb", "a", 1, now - back * DAY_MS);
     }
     let all: Vec<Vec<u8>> = redis::cmd("KEYS").arg("lb*").query(c).expect("KEYS");
     assert!(all.len() > 10, "{}", all.len());
     // A user who may not write the period boards deletes nothing.
     ok(
         c,
-        &[
-            "ACL",
-            "SETUSER",
-            "alice",
-            "on",
-            "nopass",
-            "+@all",
-            "~lb",
-            "~lb?{lb}layout",
-        ],
+        &words("ACL SETUSER alice on nopass +@all ~lb ~lb?{lb}layout"),
     );
     let u = &mut s.conn();
     ok(u, &["AUTH", "alice", "x"]);

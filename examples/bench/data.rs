@@ -1,6 +1,7 @@
-//! Data sets of the bench: articles, Zipf-drawn views, and the small reproducible
-//! random number generator behind them.
+//! Data sets of the bench: articles and Zipf-drawn views, drawn with the
+//! tests' reproducible splitmix64 generator (`tests/common/rng.rs`).
 
+use crate::rng::SplitMix;
 use crate::DAY_MS;
 
 /// Articles with publish times and views `(t_ms, article, visitor)` sorted by time.
@@ -14,14 +15,14 @@ impl Dataset {
     /// article, the rest Zipf(1.0) over articles (rank → article by a random
     /// permutation); each view at a uniform time between publication and `end_ms`.
     pub fn generate(articles: usize, views: usize, visitors: u64, end_ms: i64, seed: u64) -> Self {
-        let mut rng = Rng(seed);
+        let mut rng = SplitMix(seed);
         let span = 30 * DAY_MS - 120_000;
         let pub_ms: Vec<i64> = (0..articles)
-            .map(|_| end_ms - 30 * DAY_MS + (rng.f64() * span as f64) as i64)
+            .map(|_| end_ms - 30 * DAY_MS + (rng.unit() * span as f64) as i64)
             .collect();
         let mut perm: Vec<u32> = (0..articles as u32).collect();
         for i in (1..perm.len()).rev() {
-            let j = rng.below(i as u64 + 1) as usize;
+            let j = rng.below_scaled(i as u64 + 1) as usize;
             perm.swap(i, j);
         }
         let zipf = Zipf::new(articles, 1.0);
@@ -33,8 +34,8 @@ impl Dataset {
                 perm[zipf.sample(&mut rng)] as usize
             };
             let p = pub_ms[a];
-            let t = p + (rng.f64() * (end_ms - p) as f64) as i64;
-            out.push((t, a as u32, rng.below(visitors) as u32));
+            let t = p + (rng.unit() * (end_ms - p) as f64) as i64;
+            out.push((t, a as u32, rng.below_scaled(visitors) as u32));
         }
         out.sort_unstable();
         Dataset { pub_ms, views: out }
@@ -57,29 +58,6 @@ pub fn visitor(i: u32) -> String {
     format!("vis:{i}")
 }
 
-/// SplitMix64: small, fast and reproducible.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    pub fn f64(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform in [0, n).
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-}
-
 /// Zipf over ranks 0..n (rank k has weight 1/(k+1)^s), by inverse CDF.
 pub struct Zipf {
     cdf: Vec<f64>,
@@ -97,9 +75,9 @@ impl Zipf {
         Zipf { cdf }
     }
 
-    pub fn sample(&self, rng: &mut Rng) -> usize {
+    pub fn sample(&self, rng: &mut SplitMix) -> usize {
         let total = self.cdf.last().copied().unwrap_or(0.0);
-        let u = rng.f64() * total;
+        let u = rng.unit() * total;
         self.cdf
             .partition_point(|&c| c <= u)
             .min(self.cdf.len().saturating_sub(1))

@@ -1,5 +1,6 @@
 //! Exactness: HOT.TOP on a 20,000-article board against a client-side brute force.
 
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use hotrank::hot::Formula;
@@ -7,7 +8,8 @@ use redis::Value;
 
 use crate::data::{article, Dataset};
 use crate::fill::{fill_board, pipelined};
-use crate::util::{flat_pairs, fmt_ms, now_ms, pairs, parse_time_ms, progress, yes};
+use crate::replies::pairs;
+use crate::util::{fmt_ms, now_ms, parse_time_ms, progress, yes};
 use crate::util::{restore_config, set_config};
 use crate::{Cfg, Res, EXACT_BOARD};
 
@@ -80,8 +82,10 @@ fn fetch_stats(port: u16, n: usize, at: &str) -> Res<Stats> {
                 .arg(at);
         },
         &|i, v| {
-            let m = pairs(v)
-                .map_err(|e| format!("HOT.STATS {EXACT_BOARD} {}: {e}", article(i as u32)))?;
+            let m: BTreeMap<String, String> = pairs(v)
+                .map_err(|e| format!("HOT.STATS {EXACT_BOARD} {}: {e}", article(i as u32)))?
+                .into_iter()
+                .collect();
             let pv = m.get("pv").and_then(|s| s.parse::<i64>().ok());
             let uv = m.get("uv").and_then(|s| s.parse::<i64>().ok());
             let published = m.get("published_at").and_then(|s| parse_time_ms(s));
@@ -150,7 +154,7 @@ fn compare_top(
     let got = cmd
         .query::<Value>(con)
         .map_err(|e| format!("HOT.TOP {EXACT_BOARD} ({label}): {e}"))?;
-    let got = flat_pairs(&got).map_err(|e| format!("HOT.TOP {EXACT_BOARD} ({label}): {e}"))?;
+    let got = pairs(&got).map_err(|e| format!("HOT.TOP {EXACT_BOARD} ({label}): {e}"))?;
     let ids_same = got.len() == expect.len() && got.iter().zip(expect).all(|(g, e)| g.0 == e.0);
     let mut max_rel = 0.0f64;
     let mut bits_same = ids_same;

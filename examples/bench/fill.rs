@@ -9,7 +9,8 @@ use std::time::Instant;
 use redis::Value;
 
 use crate::data::{article, visitor, Dataset};
-use crate::util::{connect, describe, fmt_ms, progress, view_status};
+use crate::replies::{describe, view_status};
+use crate::util::{connect, fmt_ms, progress};
 use crate::{Res, BATCH, FILL_THREADS};
 
 pub struct Fill {

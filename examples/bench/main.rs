@@ -28,15 +28,22 @@
 //! `fill.rs` (filling boards, pipelined sender), `top.rs` (HOT.TOP latency),
 //! `exact.rs` (exactness), `memory.rs`, `workloads.rs` (the table of redis-benchmark
 //! workloads and their targets), `throughput.rs`, `rb.rs` (one redis-benchmark run),
-//! `rust_client.rs`, `report.rs` (targets and verdicts), `util.rs`; the server comes
-//! from `examples/shared/server.rs`.
+//! `rust_client.rs`, `report.rs` (targets and verdicts), `util.rs`; the server, reply
+//! decoding and the exit code come from `examples/shared/` (`server.rs`, `replies.rs`,
+//! `cli.rs`), the random generator from `tests/common/rng.rs`.
 
+#[path = "../shared/cli.rs"]
+mod cli;
 mod data;
 mod exact;
 mod fill;
 mod memory;
 mod rb;
+#[path = "../shared/replies.rs"]
+mod replies;
 mod report;
+#[path = "../../tests/common/rng.rs"]
+mod rng;
 mod rust_client;
 #[path = "../shared/server.rs"]
 mod server;
@@ -155,13 +162,7 @@ fn main() -> ExitCode {
         started.elapsed().as_secs_f64(),
         if cfg.quick { "BENCH_QUICK" } else { "full" }
     );
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("bench: error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::exit_code("bench", result)
 }
 
 fn run(cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {

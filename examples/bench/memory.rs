@@ -8,7 +8,8 @@ use redis::Value;
 
 use crate::data::{article, visitor};
 use crate::fill::pipelined;
-use crate::util::{connect, describe, info_num, progress, view_status};
+use crate::replies::{describe, view_status};
+use crate::util::{connect, info_num, progress};
 use crate::{Cfg, Res, BOARD, DD_BOARD, DD_DB};
 
 /// Keys of database `db` whose name starts with `prefix` (binary), by SCAN MATCH.

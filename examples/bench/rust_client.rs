@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use redis::Value;
 
-use crate::data::Rng;
 use crate::rb::{mean_result, server_counters, RunResult};
+use crate::rng::SplitMix;
 use crate::util::{connect, now_ms, progress, Summary};
 use crate::{Cfg, Res, MINCR_MEMBERS, RB_CLIENTS, RB_KEYSPACE};
 
@@ -108,7 +108,7 @@ fn one_op(
     op: RustOp,
     c: &mut redis::Connection,
     m: &str,
-    rng: &mut Rng,
+    rng: &mut SplitMix,
     retries: &AtomicU64,
 ) -> redis::RedisResult<()> {
     match op {
@@ -135,7 +135,7 @@ fn one_op(
 fn lock_incr(
     c: &mut redis::Connection,
     m: &str,
-    rng: &mut Rng,
+    rng: &mut SplitMix,
     retries: &AtomicU64,
 ) -> redis::RedisResult<()> {
     const EPOCH_2020: i64 = 1_577_836_800;
@@ -179,11 +179,11 @@ struct Shared {
 
 /// One client thread: `op` on uniform members until `stop`; returns latencies in ms.
 fn client_loop(op: RustOp, tid: usize, mut c: redis::Connection, sh: &Shared) -> Vec<f64> {
-    let mut rng = Rng(0xC0FFEE ^ (tid as u64).wrapping_mul(0x9E37_79B9));
+    let mut rng = SplitMix(0xC0FFEE ^ (tid as u64).wrapping_mul(0x9E37_79B9));
     let mut lat: Vec<f64> = Vec::with_capacity(1 << 16);
     sh.barrier.wait();
     while !sh.stop.load(Ordering::Relaxed) {
-        let m = format!("m:{:012}", rng.below(RB_KEYSPACE));
+        let m = format!("m:{:012}", rng.below_scaled(RB_KEYSPACE));
         let t = Instant::now();
         match one_op(op, &mut c, &m, &mut rng, &sh.retries) {
             Ok(()) => lat.push(t.elapsed().as_secs_f64() * 1e3),

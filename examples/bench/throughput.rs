@@ -8,9 +8,10 @@ use std::time::Instant;
 
 use redis::Value;
 
-use crate::data::{Rng, Zipf};
+use crate::data::Zipf;
 use crate::rb::{redis_benchmark, RunResult};
 use crate::report;
+use crate::rng::SplitMix;
 use crate::rust_client::{mincr_vs_zadd, rust_section};
 use crate::top::TopMeans;
 use crate::util::{connect, progress, restore_configs, set_configs};
@@ -115,7 +116,7 @@ fn prepare(
         other => other.to_string(),
     };
     let max_s = max_run_s(cfg);
-    let mut rng = Rng(0xBEEF);
+    let mut rng = SplitMix(0xBEEF);
     let mut ready = Vec::new();
     for wl in GROUPS.iter().copied().flatten() {
         let mut r = Ready {
@@ -167,14 +168,17 @@ fn setup(con: &mut redis::Connection, wl: &Workload) -> Res<()> {
 
 /// Runs a workload 30 times from one client, with random numbers for `__rand_int__`;
 /// returns the mean latency in µs, or the first error reply.
-fn preflight(con: &mut redis::Connection, r: &Ready, rng: &mut Rng) -> Res<f64> {
+fn preflight(con: &mut redis::Connection, r: &Ready, rng: &mut SplitMix) -> Res<f64> {
     let saved = set_configs(con, r.wl.config)?;
     let mut total = 0.0;
     let mut result = Ok(());
     for _ in 0..30 {
         let mut c = redis::cmd(&r.args[0]);
         for a in &r.args[1..] {
-            c.arg(a.replace("__rand_int__", &format!("{:012}", rng.below(RB_KEYSPACE))));
+            c.arg(a.replace(
+                "__rand_int__",
+                &format!("{:012}", rng.below_scaled(RB_KEYSPACE)),
+            ));
         }
         let t = Instant::now();
         match c.query::<Value>(con) {
@@ -238,7 +242,7 @@ fn run_rounds(
 fn write_views() -> Vec<(String, String)> {
     let n = RB_KEYSPACE as usize;
     let zipf = Zipf::new(n, 1.0);
-    let mut rng = Rng(0x5EED_F111);
+    let mut rng = SplitMix(0x5EED_F111);
     let mut views: Vec<(String, String)> = (0..n)
         .map(|i| {
             (

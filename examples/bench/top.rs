@@ -4,7 +4,8 @@ use std::time::{Duration, Instant};
 
 use redis::Value;
 
-use crate::util::{describe, info_delta, info_section, info_suffix, progress, Summary};
+use crate::replies::describe;
+use crate::util::{info_delta, info_section, info_suffix, progress, Summary};
 use crate::{Cfg, Res, BOARD};
 
 /// Mean single-client latency (µs) of one HOT.TOP variant and of ZREVRANGE.

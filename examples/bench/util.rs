@@ -1,11 +1,9 @@
-//! Small helpers: time formats, configs, connections, INFO, reply decoding, machine
-//! facts and latency summaries.
+//! Small helpers: time formats, configs, connections, INFO, machine facts and latency
+//! summaries (reply decoding is in `examples/shared/replies.rs`).
 
 use std::collections::BTreeMap;
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-use redis::Value;
 
 use crate::Res;
 
@@ -161,62 +159,6 @@ pub fn info_delta(
             .and_then(|(_, v)| v.parse::<f64>().ok())
     };
     Some(find(b)? - find(a)?)
-}
-
-/// The status (4th element) of a `HOT.VIEW` reply `[pv, uv, score, status]`.
-pub fn view_status(reply: &Value) -> Res<String> {
-    match reply {
-        Value::Array(items) if items.len() >= 4 => match &items[3] {
-            Value::ServerError(e) => Err(format!("server error: {e:?}")),
-            v => Ok(text(v)),
-        },
-        other => Err(describe(other)),
-    }
-}
-
-/// Name/value pairs of a flat array (RESP2) or a map (RESP3).
-pub fn pairs(reply: &Value) -> Res<BTreeMap<String, String>> {
-    match reply {
-        Value::Map(kv) => Ok(kv.iter().map(|(k, v)| (text(k), text(v))).collect()),
-        Value::Array(items) if items.len() % 2 == 0 => Ok(items
-            .chunks(2)
-            .map(|p| (text(&p[0]), text(&p[1])))
-            .collect()),
-        other => Err(describe(other)),
-    }
-}
-
-/// `[member, score, member, score, …]` in order.
-pub fn flat_pairs(reply: &Value) -> Res<Vec<(String, String)>> {
-    match reply {
-        Value::Array(items) if items.len() % 2 == 0 => Ok(items
-            .chunks(2)
-            .map(|p| (text(&p[0]), text(&p[1])))
-            .collect()),
-        other => Err(describe(other)),
-    }
-}
-
-pub fn text(v: &Value) -> String {
-    match v {
-        Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-        Value::SimpleString(s) => s.clone(),
-        Value::VerbatimString { text, .. } => text.clone(),
-        Value::Int(i) => i.to_string(),
-        Value::Double(d) => d.to_string(),
-        Value::Boolean(b) => b.to_string(),
-        Value::Okay => "OK".to_string(),
-        Value::Nil => "(nil)".to_string(),
-        other => format!("{other:?}"),
-    }
-}
-
-/// A reply that was not the one expected, for error messages.
-pub fn describe(v: &Value) -> String {
-    match v {
-        Value::ServerError(e) => format!("server error: {e:?}"),
-        other => format!("unexpected reply {other:?}"),
-    }
 }
 
 /// The first three fields of /proc/loadavg.

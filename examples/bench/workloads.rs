@@ -100,6 +100,28 @@ const VIEW_ARGS: &[&str] = &[
 const NO_ABNORMAL: &str = "HOT.VIEW, abnormal-traffic check off";
 const TRIMMED: &str = "HOT.VIEW, defaults (trims to 1000)";
 
+/// `EVALSHA` of a Lua view script (`examples/view.lua`, `examples/view_plain.lua`)
+/// with `numkeys`: the script's own leading keys `lead`, then the keys both scripts
+/// take (pv counter, uv HyperLogLog, meta hash, board), then ARGV article, visitor
+/// and the script's own `tail`.
+macro_rules! lua_view {
+    ($sha:expr, $numkeys:literal, [$($lead:expr),*], [$($tail:expr),*]) => {
+        &[
+            "EVALSHA",
+            $sha,
+            $numkeys,
+            $($lead,)*
+            "lua:{b}:pv:art:__rand_int__",
+            "lua:{b}:uv:art:__rand_int__",
+            "lua:{b}:meta:art:__rand_int__",
+            "lua:{b}",
+            "art:__rand_int__",
+            "vis:__rand_int__",
+            $($tail,)*
+        ]
+    };
+}
+
 /// The groups of workloads, in the order they run and are reported.
 ///
 /// The Lua recipe's keys (`lua:{b}:…`) are its own names, not the module's derived
@@ -121,34 +143,14 @@ pub const GROUPS: &[&[Workload]] = &[
         },
         w(
             "Lua EVALSHA",
-            &[
-                "EVALSHA",
+            lua_view!(
                 VIEW_SHA,
                 "5",
-                "lua:{b}:dd:art:__rand_int__:vis:__rand_int__",
-                "lua:{b}:pv:art:__rand_int__",
-                "lua:{b}:uv:art:__rand_int__",
-                "lua:{b}:meta:art:__rand_int__",
-                "lua:{b}",
-                "art:__rand_int__",
-                "vis:__rand_int__",
-                DEDUP_S,
-            ],
+                ["lua:{b}:dd:art:__rand_int__:vis:__rand_int__"],
+                [DEDUP_S]
+            ),
         ),
-        w(
-            LUA_PLAIN_NAME,
-            &[
-                "EVALSHA",
-                PLAIN_SHA,
-                "4",
-                "lua:{b}:pv:art:__rand_int__",
-                "lua:{b}:uv:art:__rand_int__",
-                "lua:{b}:meta:art:__rand_int__",
-                "lua:{b}",
-                "art:__rand_int__",
-                "vis:__rand_int__",
-            ],
-        ),
+        w(LUA_PLAIN_NAME, lua_view!(PLAIN_SHA, "4", [], [])),
         Workload {
             config: &[KEEP_BOARD, ("hotrank.visitor-max-views", "0")],
             vs: &[

@@ -42,7 +42,27 @@ pub struct View {
     pub time: i64,
 }
 
-impl Record<'_> {
+impl<'a> Record<'a> {
+    /// A record of these fields; none when `host` is empty.
+    fn new(
+        host: &'a str,
+        time: i64,
+        method: &'a str,
+        url: &'a str,
+        response: &'a str,
+    ) -> Option<Self> {
+        if host.is_empty() {
+            return None;
+        }
+        Some(Record {
+            host,
+            time,
+            method,
+            url,
+            response,
+        })
+    }
+
     /// The view this record stands for, if it is a `GET` of a `.html` page answered
     /// with `200`.
     pub fn view(&self, line_no: u64) -> Option<View> {
@@ -177,16 +197,7 @@ fn parse_tsv(line: &str) -> Option<Record<'_>> {
     let method = cols.next()?.trim();
     let url = cols.next()?.trim();
     let response = cols.next()?.trim();
-    if host.is_empty() {
-        return None;
-    }
-    Some(Record {
-        host,
-        time,
-        method,
-        url,
-        response,
-    })
+    Record::new(host, time, method, url, response)
 }
 
 /// `host ident user [date zone] "METHOD url protocol" status bytes …`.
@@ -202,16 +213,7 @@ fn parse_clf(line: &str) -> Option<Record<'_>> {
     let method = request.next()?;
     let url = request.next().unwrap_or("");
     let response = rest[quote + 1..].split_whitespace().next()?;
-    if host.is_empty() {
-        return None;
-    }
-    Some(Record {
-        host,
-        time,
-        method,
-        url,
-        response,
-    })
+    Record::new(host, time, method, url, response)
 }
 
 /// The article of a request URL: its path without query string or fragment, if it

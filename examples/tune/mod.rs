@@ -15,6 +15,8 @@
 
 #[path = "../shared/log.rs"]
 pub mod log;
+#[path = "../shared/replies.rs"]
+pub mod replies;
 
 pub mod chart;
 pub mod metrics;

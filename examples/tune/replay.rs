@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use redis::Value;
 
 use super::log::View;
+use super::replies::Pipeline;
 use super::Setting;
 
 /// Commands sent per pipeline.
@@ -147,48 +148,43 @@ fn top_at(
 /// for error messages.
 struct Batch<'a> {
     board: &'a str,
-    pipe: redis::Pipeline,
-    origin: Vec<String>,
+    pipe: Pipeline,
 }
 
 impl<'a> Batch<'a> {
     fn new(board: &'a str) -> Self {
-        let mut pipe = redis::pipe();
-        pipe.ignore_errors();
         Batch {
             board,
-            pipe,
-            origin: Vec::with_capacity(BATCH),
+            pipe: Pipeline::new(BATCH),
         }
     }
 
     fn len(&self) -> usize {
-        self.origin.len()
+        self.pipe.len()
     }
 
     /// `HOT.PUBLISH board article at` (`at` in unix seconds).
     fn publish(&mut self, article: &str, at: i64) {
         self.pipe
-            .cmd("HOT.PUBLISH")
+            .cmd("HOT.PUBLISH", format!("HOT.PUBLISH {article} {at}"))
             .arg(self.board)
             .arg(article)
             .arg(at);
-        self.origin.push(format!("HOT.PUBLISH {article} {at}"));
     }
 
     /// `HOT.VIEW board article visitor AT time`.
     fn view(&mut self, v: &View) {
+        let origin = format!(
+            "log line {}: HOT.VIEW {} {} AT {}",
+            v.line_no, v.article, v.visitor, v.time
+        );
         self.pipe
-            .cmd("HOT.VIEW")
+            .cmd("HOT.VIEW", origin)
             .arg(self.board)
             .arg(&v.article)
             .arg(&v.visitor)
             .arg("AT")
             .arg(v.time);
-        self.origin.push(format!(
-            "log line {}: HOT.VIEW {} {} AT {}",
-            v.line_no, v.article, v.visitor, v.time
-        ));
     }
 
     /// Sends the pipeline; counts view statuses; fails on the first error reply.
@@ -197,21 +193,7 @@ impl<'a> Batch<'a> {
         con: &mut redis::Connection,
         statuses: &mut BTreeMap<String, u64>,
     ) -> Result<(), String> {
-        if self.origin.is_empty() {
-            return Ok(());
-        }
-        let replies: Vec<Value> = self
-            .pipe
-            .query(con)
-            .map_err(|e| format!("sending pipeline: {e}"))?;
-        if replies.len() != self.origin.len() {
-            return Err(format!(
-                "pipeline of {} commands got {} replies",
-                self.origin.len(),
-                replies.len()
-            ));
-        }
-        for (reply, origin) in replies.iter().zip(&self.origin) {
+        for (reply, origin) in self.pipe.send(con)? {
             match reply {
                 Value::ServerError(e) => return Err(format!("{origin}: {e:?}")),
                 Value::Array(items) if items.len() == 4 => {
@@ -226,8 +208,6 @@ impl<'a> Batch<'a> {
                 other => return Err(format!("{origin}: unexpected reply {other:?}")),
             }
         }
-        self.pipe.clear();
-        self.origin.clear();
         Ok(())
     }
 }

@@ -4,7 +4,7 @@
 //! `#[path = "common/fuzz_server.rs"] mod fuzz_server;` next to `fuzz_gen`.
 #![allow(dead_code)]
 
-use crate::common::now_s;
+use crate::common::{now_s, Keyspace};
 use crate::fuzz_gen::*;
 use hotrank::keys::{derived, Kind};
 use redis::{Connection, Value};
@@ -314,32 +314,14 @@ pub fn error_text(v: &Value) -> String {
     }
 }
 
-pub type Snapshot = BTreeMap<Vec<u8>, (Vec<u8>, i64)>;
-
-/// Every key: DUMP payload and absolute expiry in ms (0 for none).
-pub fn full_snapshot(c: &mut Connection) -> Snapshot {
-    let keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(c).expect("KEYS");
-    let mut pipe = redis::pipe();
-    for k in &keys {
-        pipe.cmd("DUMP").arg(k).cmd("PEXPIRETIME").arg(k);
-    }
-    let r: Vec<Value> = pipe.query(c).expect("DUMP");
-    keys.into_iter()
-        .zip(r.chunks(2))
-        .filter_map(|(k, v)| match (&v[0], &v[1]) {
-            (Value::BulkString(d), Value::Int(e)) => Some((k, (d.clone(), (*e).max(0)))),
-            _ => None, // expired meanwhile
-        })
-        .collect()
-}
-
-pub fn restore_snapshot(c: &mut Connection, snap: &Snapshot) {
+/// Replaces the dataset with `snap` (taken with `common::keyspace`).
+pub fn restore_snapshot(c: &mut Connection, snap: &Keyspace) {
     let () = redis::cmd("FLUSHALL").query(c).expect("FLUSHALL");
     let mut pipe = redis::pipe();
     for (k, (dump, exp)) in snap {
         pipe.cmd("RESTORE")
             .arg(k)
-            .arg(*exp)
+            .arg((*exp).max(0))
             .arg(dump)
             .arg("ABSTTL")
             .ignore();
@@ -347,7 +329,7 @@ pub fn restore_snapshot(c: &mut Connection, snap: &Snapshot) {
     let () = pipe.query(c).expect("RESTORE");
 }
 
-pub fn diff(before: &Snapshot, after: &Snapshot) -> String {
+pub fn diff(before: &Keyspace, after: &Keyspace) -> String {
     let name = |k: &[u8]| format!("{}", k.escape_ascii());
     let mut out = Vec::new();
     for (k, v) in after {

@@ -204,15 +204,6 @@ pub fn info(c: &mut Connection) -> HashMap<String, i64> {
         .collect()
 }
 
-pub fn config_set(c: &mut Connection, name: &str, value: &str) {
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg(name)
-        .arg(value)
-        .query(c)
-        .unwrap_or_else(|e| panic!("CONFIG SET {name} {value}: {e}"));
-}
-
 /// A derived key name, spelled out independently of `src/keys.rs` from the
 /// documented layout, for tests that plant bad values in derived keys.
 pub fn derived(board: &[u8], kind: &str, article: &[u8]) -> Vec<u8> {

@@ -16,6 +16,7 @@
 
 pub mod rng;
 
+use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -170,6 +171,15 @@ impl Server {
             .expect("connect")
     }
 
+    /// A connection authenticated as `user` with `password`.
+    pub fn conn_as(&self, user: &str, password: &str) -> redis::Connection {
+        let url = format!("redis://{user}:{password}@127.0.0.1:{}/", self.port);
+        redis::Client::open(url)
+            .expect("client")
+            .get_connection()
+            .unwrap_or_else(|e| panic!("connect as {user}: {e}"))
+    }
+
     /// Whether the process is still alive.
     pub fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
@@ -240,6 +250,12 @@ pub fn q(c: &mut redis::Connection, args: &[&str]) -> redis::RedisResult<redis::
     cmd.query(c)
 }
 
+/// The words of `line`, split on white space: a command written as one string,
+/// `q(c, &words("RANK.CREATE lb PERIODS day week"))`.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 /// Runs a command that must fail and returns the error text (code and message).
 pub fn err(c: &mut redis::Connection, args: &[&str]) -> String {
     match q(c, args) {
@@ -269,6 +285,66 @@ pub fn config_get(c: &mut redis::Connection, name: &str) -> String {
     v[1].clone()
 }
 
+/// `CONFIG SET name value`, which must succeed.
+pub fn config_set(c: &mut redis::Connection, name: &str, value: &str) {
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg(name)
+        .arg(value)
+        .query(c)
+        .unwrap_or_else(|e| panic!("CONFIG SET {name} {value}: {e}"));
+}
+
+/// `ACL SETUSER` with `rules` (the user name first), which must succeed.
+pub fn acl_setuser(c: &mut redis::Connection, rules: &[&str]) {
+    let mut cmd = redis::cmd("ACL");
+    cmd.arg("SETUSER");
+    for r in rules {
+        cmd.arg(*r);
+    }
+    let () = cmd
+        .query(c)
+        .unwrap_or_else(|e| panic!("ACL SETUSER {rules:?}: {e}"));
+}
+
+/// RANK.CREATE (its `PERIODS`) and the RANK read commands (their `PERIOD …
+/// [AGO n]`): the commands that take a period name, RANK.CREATE first.
+pub const PERIOD_COMMANDS: &[&str] = &[
+    "rank.create",
+    "rank.score",
+    "rank.rank",
+    "rank.range",
+    "rank.card",
+    "rank.around",
+    "rank.rangebyscore",
+];
+
+/// The RANK read commands: read-only, and each takes `PERIOD … [AGO n]`.
+pub const RANK_READS: &[&str] = PERIOD_COMMANDS.split_first().expect("RANK.CREATE").1;
+
+/// Every key with its DUMP payload and absolute expiry in ms (`PEXPIRETIME`,
+/// -1 for none).
+pub type Keyspace = BTreeMap<Vec<u8>, (Vec<u8>, i64)>;
+
+/// The [`Keyspace`] of the current database. A key that expires between
+/// `KEYS` and `DUMP` is left out.
+pub fn keyspace(c: &mut redis::Connection) -> Keyspace {
+    let keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(c).expect("KEYS");
+    let mut pipe = redis::pipe();
+    for k in &keys {
+        pipe.cmd("DUMP").arg(k).cmd("PEXPIRETIME").arg(k);
+    }
+    let r: Vec<redis::Value> = pipe.query(c).expect("DUMP");
+    keys.into_iter()
+        .zip(r.chunks(2))
+        .filter_map(|(k, v)| match (&v[0], &v[1]) {
+            (redis::Value::BulkString(d), redis::Value::Int(e)) => Some((k, (d.clone(), *e))),
+            (redis::Value::Nil, _) => None,
+            other => panic!("DUMP/PEXPIRETIME of {}: {other:?}", k.escape_ascii()),
+        })
+        .collect()
+}
+
 /// Waits (at most 30 s) until `replica` reports `master_link_status:up`.
 pub fn wait_link_up(replica: &Server) {
     let mut rc = replica.conn();
@@ -287,4 +363,23 @@ pub fn wait_link_up(replica: &Server) {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Keyspace events (event name, key) seen while `f` runs.
+pub fn events_during(s: &Server, f: impl FnOnce()) -> Vec<(String, Vec<u8>)> {
+    let mut sub = s.conn();
+    let mut ps = sub.as_pubsub();
+    ps.psubscribe("__keyevent@0__:*").unwrap();
+    ps.set_read_timeout(Some(std::time::Duration::from_millis(300)))
+        .unwrap();
+    f();
+    let mut out = Vec::new();
+    while let Ok(msg) = ps.get_message() {
+        let event = msg
+            .get_channel_name()
+            .trim_start_matches("__keyevent@0__:")
+            .to_string();
+        out.push((event, msg.get_payload_bytes().to_vec()));
+    }
+    out
 }

@@ -1,7 +1,9 @@
-//! Helpers shared by the period-board tests (tests/rank_period*.rs).
+//! Helpers shared by the period-board tests (tests/rank_period*.rs), included
+//! with `#[path = "common/period.rs"] mod period;` after `rank_client`, whose
+//! helpers (`ok`, `bcmd`, `int`, `ranged`, `members`, `now_ms`, …) it re-exports.
 #![allow(dead_code)]
 
-use crate::common::q;
+pub use crate::rank_client::*;
 use hotrank::keys::{self, Kind};
 use hotrank::rank::period::{days_from_civil, Period, Span, Tz, DAY_MS};
 use redis::{Connection, Value};
@@ -9,13 +11,6 @@ use redis::{Connection, Value};
 /// Unix ms of `y-m-d hh:mm:ss` UTC.
 pub fn utc(y: i64, m: u32, d: u32, hh: i64, mm: i64, ss: i64) -> i64 {
     days_from_civil(y, m, d) * DAY_MS + ((hh * 60 + mm) * 60 + ss) * 1000
-}
-
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_millis() as i64
 }
 
 /// `AT` text of an instant in ms.
@@ -27,16 +22,52 @@ pub fn tz(s: &str) -> Tz {
     Tz::parse(s.as_bytes()).expect("tz")
 }
 
-pub fn bcmd(args: &[&[u8]]) -> redis::Cmd {
-    let mut c = redis::cmd(std::str::from_utf8(args[0]).expect("command name"));
-    for a in &args[1..] {
-        c.arg(*a);
-    }
-    c
+/// A server with the module and a connection to it, on which `create` (a
+/// `RANK.CREATE …` line, split with `words`) has made the board.
+pub fn with_board(create: &str) -> (Server, Connection) {
+    let s = Server::start();
+    let mut c = s.conn();
+    ok(&mut c, &words(create));
+    (s, c)
 }
 
-pub fn ok(c: &mut Connection, args: &[&str]) -> Value {
-    q(c, args).unwrap_or_else(|e| panic!("{args:?} failed: {e}"))
+/// One hour into the month before the one of `now_ms` (UTC): a write there
+/// lands on last month's board while the board is still kept (KEEP 2).
+pub fn in_last_month(now_ms: i64) -> i64 {
+    Period::Month
+        .containing(now_ms, Tz::UTC)
+        .ago(1)
+        .start_ms(Tz::UTC)
+        + 3_600_000
+}
+
+/// The text of `board`'s layout key.
+pub fn layout_text(c: &mut Connection, board: &str) -> String {
+    let key = keys::derived(board.as_bytes(), Kind::Layout, &[]);
+    let layout: Vec<u8> = bcmd(&[b"GET", &key]).query(c).expect("GET");
+    String::from_utf8(layout).expect("layout text")
+}
+
+/// The words of `line` followed by `PERIOD <p>`.
+pub fn in_period(line: &str, p: Period) -> Vec<&str> {
+    let mut args = words(line);
+    args.extend(["PERIOD", p.name()]);
+    args
+}
+
+/// `RANK.INCR board member delta AT t_ms`.
+pub fn incr_at(c: &mut Connection, board: &str, member: &str, delta: i64, t_ms: i64) -> Value {
+    ok(
+        c,
+        &[
+            "RANK.INCR",
+            board,
+            member,
+            &delta.to_string(),
+            "AT",
+            &at(t_ms),
+        ],
+    )
 }
 
 /// The name of a period board of `board`.
@@ -90,11 +121,4 @@ pub fn board_of(c: &mut Connection, board: &str, id: &str) -> Vec<(String, i64)>
 
 pub fn pairs(v: &[(&str, i64)]) -> Vec<(String, i64)> {
     v.iter().map(|(m, s)| (m.to_string(), *s)).collect()
-}
-
-/// A key and its ZSET members with their packed scores.
-pub type KeyDump = (Vec<u8>, Vec<(Vec<u8>, String)>);
-
-pub fn int(v: i64) -> Value {
-    Value::Int(v)
 }

@@ -1,5 +1,6 @@
 //! Helpers of the RANK integration tests split out of tests/rank.rs
-//! (tests/rank.rs, rank_model.rs, rank_input.rs, rank_persist.rs): the layouts'
+//! (tests/rank.rs, rank_model.rs, rank_input.rs, rank_persist.rs, rank_game.rs,
+//! and rank_period*.rs through tests/common/period.rs): the layouts'
 //! bounds, the exact error texts, binary-safe command runners, reply builders,
 //! snapshots and the checks that a refused command wrote nothing. Included
 //! with `mod common; #[path = "common/rank_client.rs"] mod rank_client;` and

@@ -5,9 +5,11 @@
 //! - [`Rng`]: xorshift64*. [`Rng::new`] scrambles the seed (the hot-board and
 //!   hostile tests); `Rng(state)` starts from the raw state (cluster, crash, fuzz).
 //! - [`SplitMix`]: splitmix64, seeded with `SplitMix(seed)` (rank, hll_diff,
-//!   replication).
+//!   replication, and the data sets of examples/bench, which includes this
+//!   file with `#[path]`).
 //!
 //! Both have the same helpers on top of `next`.
+#![allow(dead_code)]
 
 /// xorshift64*.
 pub struct Rng(pub u64);
@@ -21,6 +23,11 @@ macro_rules! helpers {
         /// Uniform in `0..n` (`n` must not be 0).
         pub fn below(&mut self, n: u64) -> u64 {
             self.next() % n
+        }
+        /// Uniform in `0..n` from the high bits of `next() * n` (multiply-shift,
+        /// no modulo; 0 when `n` is 0): how examples/bench draws its data sets.
+        pub fn below_scaled(&mut self, n: u64) -> u64 {
+            ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
         }
         /// Uniform in `0..n`, and 0 when `n` is 0.
         pub fn below_any(&mut self, n: u64) -> u64 {
