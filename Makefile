@@ -126,11 +126,12 @@ test: deps build
 # module. The slow model test and the NASA replays are skipped.
 MEMCHECK_DIR    ?= $(ROOT)/target/memcheck
 MEMCHECK_SERVER ?= redis-server
-# The files split out of tests/hot.rs and tests/rank.rs, and the game-board
-# files (hot_scale* and the 100,000-operation rank_mixed_model are not run).
+# The files split out of tests/hot.rs and tests/rank.rs, the game-board
+# files and the key-API deletes of key_events (hot_scale* and the
+# 100,000-operation rank_mixed_model are not run).
 MEMCHECK_TESTS  ?= --test smoke --test hot --test hot_top --test hot_input --test hot_keys \
                    --test hot_nasa --test rank --test rank_model --test rank_input --test rank_persist \
-                   --test rank_game --test rank_period --test rank_period_ops
+                   --test rank_game --test rank_period --test rank_period_ops --test key_events
 MEMCHECK_SKIP   ?= --skip model_hundred --skip nasa_log
 
 memcheck: deps deps-valgrind build

@@ -57,7 +57,13 @@ const PARSER_FNS: [(&str, &[&str]); 14] = [
     // PERIOD of every read but RANGEBYSCORE (which has its own options).
     (
         "read_options",
-        &["rank.score", "rank.rank", "rank.range", "rank.card", "rank.around"],
+        &[
+            "rank.score",
+            "rank.rank",
+            "rank.range",
+            "rank.card",
+            "rank.around",
+        ],
     ),
     // The reads' `PERIOD … [AGO n]`.
     ("period_opt", RANK_READS),
