@@ -948,6 +948,24 @@ pub fn replicate(ctx: &Context, cmd: &std::ffi::CStr, key: &RedisString, args: &
     );
 }
 
+/// Replicates `cmd argv…` where every argument is already a string (the
+/// ZREM, DEL and UNLINK of many names): format `v`, which takes a reference
+/// to each string, so none is copied.
+pub fn replicate_strings(ctx: &Context, cmd: &std::ffi::CStr, argv: &[&RedisString]) {
+    let ptrs: Vec<*mut raw::RedisModuleString> = argv.iter().map(|s| s.inner).collect();
+    // SAFETY: format `v` takes (RedisModuleString **, size_t): `ptrs` holds
+    // `ptrs.len()` strings kept alive by `argv` for the call.
+    unsafe {
+        raw::RedisModule_Replicate.expect("Replicate exists on every server")(
+            ctx.ctx,
+            cmd.as_ptr(),
+            c"v".as_ptr(),
+            ptrs.as_ptr(),
+            ptrs.len(),
+        );
+    }
+}
+
 /// Replicates `ZADD key score member` with the key and member passed as the
 /// strings they are (no copies) and the score as text.
 pub fn replicate_zadd(ctx: &Context, key: &RedisString, score: &[u8], member: &RedisString) {

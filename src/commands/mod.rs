@@ -277,13 +277,15 @@ impl<'a> BoardCtx<'a> {
     /// exact command is replicated, with the `zrem` event (and `del` when the
     /// ZSET is left empty, which deletes it) and the WATCH signal.
     pub fn zrem(&self, name: &RedisString, h: &mut ffi::Key, members: &[&[u8]]) -> i64 {
-        let mut removed = 0;
-        for m in members {
-            let m = RedisString::create_from_slice(std::ptr::null_mut(), m);
-            removed += i64::from(h.zset_rem(&m));
-        }
+        // No context: freed on drop, not by automatic memory.
+        let members: Vec<RedisString> = members
+            .iter()
+            .map(|m| RedisString::create_from_slice(std::ptr::null_mut(), m))
+            .collect();
+        let removed: i64 = members.iter().map(|m| i64::from(h.zset_rem(m))).sum();
         if removed > 0 {
-            ffi::replicate(self.ctx, c"ZREM", name, members);
+            let argv: Vec<&RedisString> = std::iter::once(name).chain(&members).collect();
+            ffi::replicate_strings(self.ctx, c"ZREM", &argv);
             ffi::notify(self.ctx, ffi::Event::ZSet, c"zrem", name);
             if h.kind() == ffi::KeyKind::Empty {
                 ffi::notify(self.ctx, ffi::Event::Generic, c"del", name);
@@ -319,10 +321,10 @@ impl<'a> BoardCtx<'a> {
                 ffi::signal_modified(self.ctx, name);
             }
         }
-        if let (true, [(first, _), rest @ ..]) = (deleted > 0, &*keys) {
-            let rest: Vec<&[u8]> = rest.iter().map(|(n, _)| n.as_slice()).collect();
+        if deleted > 0 {
+            let argv: Vec<&RedisString> = keys.iter().map(|(n, _)| *n).collect();
             let cmd = if unlink { c"UNLINK" } else { c"DEL" };
-            ffi::replicate(self.ctx, cmd, first, &rest);
+            ffi::replicate_strings(self.ctx, cmd, &argv);
         }
         deleted
     }
