@@ -915,7 +915,7 @@ impl Key {
 pub fn replicate(ctx: &Context, cmd: &std::ffi::CStr, key: &RedisString, args: &[&[u8]]) {
     // SAFETY: the API table is written once at load time and only read afterwards.
     let rep = unsafe { raw::RedisModule_Replicate }.expect("Replicate exists on every server");
-    let (c, k, cmd) = (ctx.ctx, key.inner, cmd.as_ptr());
+    let (c, k, name) = (ctx.ctx, key.inner, cmd.as_ptr());
     let p = |i: usize| args[i].as_ptr().cast::<libc::c_char>();
     /// One call per argument count: the format has one `s` (a live string,
     /// whose refcount Replicate takes) then one `b` (pointer, length) per
@@ -925,19 +925,15 @@ pub fn replicate(ctx: &Context, cmd: &std::ffi::CStr, key: &RedisString, args: &
             match args.len() {
                 // SAFETY: as above, for each arm.
                 $($n => {
-                    unsafe { rep(c, cmd, $fmt.as_ptr(), k $(, p($i), args[$i].len())*) };
+                    unsafe { rep(c, name, $fmt.as_ptr(), k $(, p($i), args[$i].len())*) };
                 })*
                 _ => {
                     let owned: Vec<RedisString> = args
                         .iter()
                         .map(|a| RedisString::create_from_slice(std::ptr::null_mut(), a))
                         .collect();
-                    let mut argv = Vec::with_capacity(1 + owned.len());
-                    argv.push(k);
-                    argv.extend(owned.iter().map(|s| s.inner));
-                    // SAFETY: format `v` takes (RedisModuleString **,
-                    // size_t): `argv` holds `argv.len()` live strings.
-                    unsafe { rep(c, cmd, c"v".as_ptr(), argv.as_ptr(), argv.len()) };
+                    let argv: Vec<&RedisString> = std::iter::once(key).chain(&owned).collect();
+                    replicate_strings(ctx, cmd, &argv);
                 }
             }
         };

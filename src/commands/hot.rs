@@ -451,7 +451,7 @@ fn select(
 ) -> Res<Option<Selection>> {
     let mut best = TopN::new(n);
     let mut examined = 0u64;
-    if let Some(iter) = ffi::ZsetRevIter::open(b.ctx, b.key) {
+    if let Some(iter) = b.board_rev_iter() {
         for (article, stored) in iter {
             if prune && best.is_closed_below(stored) {
                 break;

@@ -225,6 +225,12 @@ impl<'a> BoardCtx<'a> {
         }
     }
 
+    /// Walks the board ZSET from the highest score down, without copying
+    /// it; `None` when it is missing or not a ZSET (read-only commands only).
+    pub fn board_rev_iter(&self) -> Option<ffi::ZsetRevIter> {
+        ffi::ZsetRevIter::open(self.ctx, self.key)
+    }
+
     /// Opens the board ZSET ([`BoardCtx::open`]).
     pub fn open_board(&self, write: bool) -> Res<ffi::Key> {
         self.open(self.key, ffi::KeyKind::ZSet, write)

@@ -537,14 +537,16 @@ pub(super) fn range_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
 pub(super) fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, usize::MAX)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
-    if settings(&b, false)?.is_none() {
+    // The board is opened once, for writing, and its settings read through it.
+    let lk = b.derived(Kind::Layout, &[], false)?;
+    let mut h = b.open_board(true)?;
+    if stored_settings(&b, &lk, &h)?.is_none() {
         return Ok(RedisValue::Integer(0));
     }
     let mut members: Vec<&[u8]> = Vec::with_capacity(argv.len() - 2);
     while let Some(m) = args.next() {
         members.push(m);
     }
-    let mut h = b.open_board(true)?;
     Ok(RedisValue::Integer(b.zrem(b.key, &mut h, &members)))
 }
 
@@ -706,13 +708,15 @@ pub(super) fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
     let b = BoardCtx::from_args(ctx, &mut args)?;
     let delta = parse_i64("delta", args.next_rs()?.as_slice())?;
     let (t, now) = write_time(None)?;
-    let stored = settings(&b, true)?;
+    // The board is opened once, for writing, and its settings read through it.
+    let lk = b.derived(Kind::Layout, &[], true)?;
+    let board_h = b.open_board(true)?;
+    let stored = stored_settings(&b, &lk, &board_h)?;
     let (l, spec) = stored.unwrap_or_else(|| (Layout::default_for(Resolution::Seconds), None));
     let mut members: Vec<&RedisString> = Vec::with_capacity(argv.len() - 3);
     while let Ok(m) = args.next_rs() {
         members.push(m);
     }
-    let board_h = b.open_board(true)?;
     let mut dests = dests(&b, board_h, spec.as_ref(), t, now)?;
     // Plan every board first; the reply is the all-time board's scores.
     let mut out = Vec::new();
@@ -725,7 +729,6 @@ pub(super) fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
         writes.push(w);
     }
     if stored.is_none() {
-        let lk = b.derived(Kind::Layout, &[], true)?;
         store_layout(&b, &lk, &l)?;
     }
     for (d, w) in dests.iter_mut().zip(&writes) {
