@@ -54,14 +54,26 @@ fn text<'a>(name: &str, raw: &'a [u8]) -> Result<&'a str, ArgError> {
     std::str::from_utf8(raw).map_err(|_| ArgError::NotNumber { name: name.into() })
 }
 
-/// Parses a signed 64-bit decimal integer (`-?[0-9]+`, no sign `+`, no spaces).
+/// Parses a signed 64-bit decimal integer exactly as the server's own
+/// `string2ll` does (the rule behind INCRBY, HINCRBY, `OBJECT ENCODING int`
+/// and every integer argument): `0`, or an optional `-` then a digit `1`–`9`
+/// then digits, at most 20 bytes, in `i64` range. So no sign `+`, no leading
+/// zeros (`05`, `00`), no `-0`, no spaces, no exponent or hex. A value stored
+/// in a key is accepted only where the server would accept it, so a relative
+/// effect (`INCRBY … 1`) evaluated by a replica or an AOF load lands on the
+/// same number the module computed.
 ///
-/// Errors: [`ArgError::NotNumber`], [`ArgError::NotInteger`].
+/// Errors: [`ArgError::NotNumber`] (not UTF-8), [`ArgError::NotInteger`].
 pub fn parse_i64(name: &str, raw: &[u8]) -> Result<i64, ArgError> {
     let s = text(name, raw)?;
     let bad = || ArgError::NotInteger { name: name.into() };
+    if s == "0" {
+        return Ok(0);
+    }
     let digits = s.strip_prefix('-').unwrap_or(s);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    // The server refuses 21 bytes or more (LONG_STR_SIZE) before looking.
+    let first_ok = matches!(digits.as_bytes().first(), Some(b'1'..=b'9'));
+    if s.len() > 20 || !first_ok || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
     }
     s.parse::<i64>().map_err(|_| bad())
@@ -410,6 +422,85 @@ mod tests {
         assert!(parse_duration_ms("WINDOW", b"h").is_err());
         assert!(parse_duration_ms("WINDOW", b"-1h").is_err());
         assert!(parse_duration_ms("WINDOW", b"99999999999d").is_err());
+    }
+
+    /// The server's `string2ll` (util.c, Redis 7.0), transcribed step by
+    /// step: the reference [`parse_i64`] must agree with.
+    fn string2ll(p: &[u8]) -> Option<i64> {
+        if p.is_empty() || p.len() >= 21 {
+            return None;
+        }
+        if p == b"0" {
+            return Some(0);
+        }
+        let (neg, rest) = match p.split_first() {
+            Some((b'-', r)) if !r.is_empty() => (true, r),
+            Some((b'-', _)) => return None,
+            _ => (false, p),
+        };
+        let (first, tail) = rest.split_first()?;
+        if !(b'1'..=b'9').contains(first) {
+            return None;
+        }
+        let mut v = u64::from(first - b'0');
+        for &d in tail {
+            if !d.is_ascii_digit() {
+                return None;
+            }
+            v = v.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+        }
+        if neg {
+            if v > (i64::MAX as u64) + 1 {
+                return None;
+            }
+            Some((v as i64).wrapping_neg())
+        } else {
+            i64::try_from(v).ok()
+        }
+    }
+
+    #[test]
+    fn integers_follow_the_server_rule() {
+        let corpus: [&[u8]; 22] = [
+            b"05",
+            b"00",
+            b"007",
+            b"-0",
+            b"-05",
+            b"+5",
+            b" 5",
+            b"5 ",
+            b"",
+            b"-",
+            b"12345678901234567890",
+            b"9223372036854775807",
+            b"-9223372036854775808",
+            b"9223372036854775808",
+            b"-9223372036854775809",
+            b"1e3",
+            b"0x10",
+            b"5\x00",
+            b"0",
+            b"-1",
+            b"10",
+            b"000000000000000000001",
+        ];
+        for raw in corpus {
+            assert_eq!(
+                parse_i64("value", raw).ok(),
+                string2ll(raw),
+                "{}",
+                raw.escape_ascii()
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn integers_agree_with_string2ll(raw in proptest::collection::vec(
+            proptest::sample::select(b"-+0123456789 .ex\x00".to_vec()), 0..23)) {
+            proptest::prop_assert_eq!(parse_i64("value", &raw).ok(), string2ll(&raw));
+        }
     }
 
     #[test]

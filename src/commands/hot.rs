@@ -36,23 +36,22 @@ pub(super) fn not_ours(name: &RedisString, what: &str) -> Fail {
     ))
 }
 
-/// An integer field of a hash hotrank writes (`None` when missing).
-fn int_field(name: &RedisString, field: &str, v: Option<RedisString>) -> Res<Option<i64>> {
+/// An integer field of a hash hotrank writes (`None` when missing), read by
+/// the server's rule for a hash field (HINCRBY's); else HINCRBY's error,
+/// `ERR hash value is not an integer`.
+fn int_field(v: Option<RedisString>) -> Res<Option<i64>> {
     match v {
         None => Ok(None),
-        Some(s) => parse_i64(field, s.as_slice()).map(Some).map_err(|_| {
-            not_ours(
-                name,
-                &format!("has a field '{field}' that is not an integer"),
-            )
-        }),
+        Some(s) => parse_i64("field", s.as_slice())
+            .map(Some)
+            .map_err(|_| Fail::Msg("ERR hash value is not an integer".into())),
     }
 }
 
 /// The meta hash's `publishedAt` (HGET), checked to be an integer. The
 /// meta hash holds only that: PV and UV live in their counter and HyperLogLog.
-pub(super) fn published_at(name: &RedisString, h: &ffi::Key) -> Res<Option<i64>> {
-    int_field(name, "publishedAt", h.hash_get(c"publishedAt"))
+pub(super) fn published_at(h: &ffi::Key) -> Res<Option<i64>> {
+    int_field(h.hash_get(c"publishedAt"))
 }
 
 /// The UV of an open HyperLogLog handle: the count cached in its header,
@@ -70,8 +69,8 @@ fn uv_of(h: &ffi::Key) -> Res<i64> {
 /// (its meta hash): the one source of each. `None` for an unknown article
 /// (no PV and no publish time).
 fn facts(b: &BoardCtx, article: &[u8]) -> Res<Option<Facts>> {
-    let (meta_key, meta) = b.open_derived(Kind::Meta, &[article], KeyKind::Hash, false)?;
-    let published = published_at(&meta_key, &meta)?;
+    let (_, meta) = b.open_derived(Kind::Meta, &[article], KeyKind::Hash, false)?;
+    let published = published_at(&meta)?;
     let (_, pv_h) = b.open_derived(Kind::Pv, &[article], KeyKind::String, false)?;
     let pv = counter_of(&pv_h)?;
     if pv == 0 && published.is_none() {
@@ -212,7 +211,7 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     let record = board_record(&hb, &hb_h)?;
     check_hot_board(&b, &board_h, record.is_some())?;
     let mut meta_h = b.open(&meta, KeyKind::Hash, true)?;
-    let old_published = published_at(&meta, &meta_h)?;
+    let old_published = published_at(&meta_h)?;
     let mut pub_h = b.open(&pubidx, KeyKind::ZSet, true)?;
     let mut pv_h = b.open(&pv, KeyKind::String, true)?;
     let pv_now = counter_of(&pv_h)?;
@@ -263,7 +262,7 @@ pub(super) fn valid_formula() -> Res<Formula> {
 
 /// The standard error of a counter that cannot take one more.
 pub(super) fn overflow() -> Fail {
-    Fail::Msg("ERR hotrank counter would overflow".into())
+    Fail::Msg("ERR increment or decrement would overflow".into())
 }
 
 /// The error of a view that cannot be applied (nothing was written).

@@ -398,10 +398,13 @@ pub fn zadd_effect(
     ffi::signal_modified(ctx, name);
 }
 
-/// Parses a counter's value. Error, as INCRBY gives, unless it is an integer.
+/// Parses a counter's value by the server's own rule (`string2ll`, see
+/// [`crate::parse::parse_i64`]), so the `INCRBY … 1` that effects replication
+/// sends evaluates on a replica or an AOF load to the value written here.
+/// Error: INCRBY's own, `ERR value is not an integer or out of range`.
 pub fn counter_value(bytes: &[u8]) -> Res<i64> {
     crate::parse::parse_i64("value", bytes)
-        .map_err(|_| Fail::Msg("ERR hotrank counter key does not hold an integer".into()))
+        .map_err(|_| Fail::Msg("ERR value is not an integer or out of range".into()))
 }
 
 /// A counter read through an open handle: 0 when the key is missing.

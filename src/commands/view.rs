@@ -155,7 +155,7 @@ fn read(b: &BoardCtx, k: &ViewKeys, r: &Request) -> Res<ViewHandles> {
     let record = board_record(&k.hb, &hb)?;
     check_hot_board(b, &board, record.is_some())?;
     let meta = b.open(&k.meta, KeyKind::Hash, true)?;
-    let published = published_at(&k.meta, &meta)?;
+    let published = published_at(&meta)?;
     let pv = b.open(&k.pv, KeyKind::String, true)?;
     let pv_value = match pv.kind() {
         KeyKind::Empty => None,

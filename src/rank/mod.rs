@@ -361,8 +361,9 @@ impl Layout {
             "ms" => Resolution::Millis,
             _ => return Err(bad()),
         };
-        let min = f[2].parse().map_err(|_| bad())?;
-        let max = f[3].parse().map_err(|_| bad())?;
+        // Integers by the server's rule, as every stored number is read.
+        let min = crate::parse::parse_i64("min", f[2].as_bytes()).map_err(|_| bad())?;
+        let max = crate::parse::parse_i64("max", f[3].as_bytes()).map_err(|_| bad())?;
         Ok(Layout::new(res, min, max)
             .map_err(|_| bad())?
             .with_order(order))
@@ -632,6 +633,15 @@ mod tests {
             Layout::deserialize(b"v2 s 0 1"),
             Err(RankError::CorruptLayout)
         );
+        // Bounds are integers by the server's rule: no `+`, no leading zero, no `-0`.
+        for bad in [
+            &b"v1 s +0 10"[..],
+            b"v1 s 00 10",
+            b"v1 s -0 10",
+            b"v1 s 0 010",
+        ] {
+            assert_eq!(Layout::deserialize(bad), Err(RankError::CorruptLayout));
+        }
     }
 
     #[test]
