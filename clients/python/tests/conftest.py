@@ -226,3 +226,33 @@ def require(server: Server, *names: str) -> None:
 #: A fixed time one day back, so AT is never in the future and period boards are "yesterday".
 T0 = int(time.time()) // 60 * 60 - 86_400
 DT0 = datetime.fromtimestamp(T0, tz=timezone.utc)
+
+
+class Service:
+    """``python -m hotrank.service`` on a free port (uvicorn), stopped by :meth:`stop`."""
+
+    def __init__(self, redis_port: int, hot_boards: list[str], leaderboards: list[str], prefix: str = "") -> None:
+        import sys
+
+        args = [sys.executable, "-m", "hotrank.service", "--redis-url", f"redis://127.0.0.1:{redis_port}/0",
+                "--port", "0", "--prefix", prefix, "--log-level", "warning"]  # fmt: skip
+        for b in hot_boards:
+            args += ["--hot-board", b]
+        for b in leaderboards:
+            args += ["--leaderboard", b]
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline().strip()
+        if not line.startswith("listening on http://"):
+            self.stop()
+            pytest.fail(f"the service did not start: {line!r}")
+        self.url = line.removeprefix("listening on ")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
