@@ -27,9 +27,11 @@ def raw(redis_server: Server) -> redis.Redis:
     return client
 
 
-@pytest.fixture
-def http(redis_server: Server, raw: redis.Redis) -> Iterator[TestClient]:
-    settings = Settings(f"redis://127.0.0.1:{redis_server.port}/0", [HOT, OTHER], [LB], prefix=PREFIX)
+@pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
+def http(request: pytest.FixtureRequest, redis_server: Server, raw: redis.Redis) -> Iterator[TestClient]:
+    """The app on a TestClient, its Redis connection speaking RESP2 or RESP3."""
+    url = f"redis://127.0.0.1:{redis_server.port}/0?protocol={request.param}"
+    settings = Settings(url, [HOT, OTHER], [LB], prefix=PREFIX)
     with TestClient(create_app(settings)) as client:
         yield client
 
