@@ -257,17 +257,16 @@ def optional_int(reply: Any) -> Optional[int]:
     return None if reply is None else integer(reply)
 
 
-_STATUSES = ("counted", "duplicate", "suspicious")
 _STATS_FIELDS = ("pv", "uv", "suspicious", "published_at", "score", "last_view")
 
 
 def view_result(reply: Any) -> ViewResult:
-    """HOT.VIEW's ``[pv, uv, score, status]``."""
+    """HOT.VIEW's ``[pv, uv, score, status]``.
+
+    A status this version does not know (a newer module's) is passed through as it is.
+    """
     pv, uv, score, status = reply
-    st = text(status)
-    if st not in _STATUSES:
-        raise ValueError(f"unknown view status {st!r}")
-    return ViewResult(integer(pv), integer(uv), number(score), cast(ViewStatus, st))
+    return ViewResult(integer(pv), integer(uv), number(score), cast(ViewStatus, text(status)))
 
 
 def article_stats(article: str, reply: Any) -> ArticleStats:

@@ -42,7 +42,8 @@ class ViewResult:
 
     ``score`` is the article's decayed score at the view's time; ``status`` is
     ``"counted"``, ``"duplicate"`` (a repeat within the dedup window: nothing counted)
-    or ``"suspicious"`` (abnormal traffic: only the suspicious counter moved).
+    or ``"suspicious"`` (abnormal traffic: only the suspicious counter moved). A newer
+    module may add a status; it is passed through as the server wrote it.
     """
 
     pv: int
