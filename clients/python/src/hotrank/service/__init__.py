@@ -1,0 +1,259 @@
+"""The seed's HTTP API on hotrank: an async FastAPI service over ``hotrank.asyncio``.
+
+Routes (every reply is JSON; every error is ``{"error": message}`` with status 400
+for bad input or an error reply from the module, 404 for an unknown route, board
+or member, 405 for a wrong method, 503 when Redis is unreachable):
+
+- ``POST /api/views`` ``{"articleId", "visitorId"}`` (optional ``"at"``, unix seconds):
+  one page view. The visitor may instead come from the ``X-Visitor-Id`` header or the
+  ``visitor_id`` cookie (the body wins, then the header, then the cookie).
+- ``POST /api/articles`` ``{"articleId", "publishedAt"}``: sets the publish time.
+- ``GET /api/hot?range=72h&limit=20`` (optional ``board``, ``at``): the hot articles
+  published within ``range``, best first, with score, PV, UV and publish time.
+- ``POST /api/leaderboards/{board}/scores`` ``{"memberId", "score", "mode"}``: submit a
+  score; ``mode`` is ``"best"`` (keep the best, the default), ``"incr"`` or ``"set"``.
+- ``GET /api/leaderboards/{board}/top?limit=10&offset=0``: the top of a leaderboard.
+- ``GET /api/leaderboards/{board}/members/{member}?n=5``: a member's rank and neighbours.
+- ``GET /api/config``: the boards served. ``GET /``: the live page.
+
+Boards come from an allowlist (``hot_boards`` and ``leaderboards``); any other board
+name is a 404. The ``board`` of ``/api/hot`` and ``/api/views`` defaults to the first
+HOT board. Run it with ``python -m hotrank.service`` (see ``--help``).
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, AsyncIterator, Literal, Optional, Sequence, Union
+
+import redis.asyncio
+import redis.asyncio.cluster
+import redis.exceptions
+from fastapi import Cookie, FastAPI, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException
+
+from .. import asyncio as hotrank
+from .._types import Entry, ServerError
+
+#: ``72h``, ``30m``, ``7d``, ``90s`` or whole seconds.
+RANGE_RE = re.compile(r"([0-9]{1,12})([smhd]?)")
+UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+MAX_RANGE_SECONDS = 100 * 365 * 86400
+Time = Union[int, float]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the service serves: the Redis URL, the allowed boards and the key prefix."""
+
+    redis_url: str
+    hot_boards: Sequence[str]
+    leaderboards: Sequence[str] = ()
+    prefix: str = ""
+    cluster: bool = False
+
+
+class ViewIn(BaseModel):
+    """The body of ``POST /api/views``."""
+
+    model_config = ConfigDict(extra="forbid")
+    articleId: str = Field(min_length=1)
+    visitorId: Optional[str] = Field(default=None, min_length=1)
+    at: Optional[Time] = None
+
+
+class ArticleIn(BaseModel):
+    """The body of ``POST /api/articles``."""
+
+    model_config = ConfigDict(extra="forbid")
+    articleId: str = Field(min_length=1)
+    publishedAt: Time
+
+
+class ScoreIn(BaseModel):
+    """The body of ``POST /api/leaderboards/{board}/scores``."""
+
+    model_config = ConfigDict(extra="forbid")
+    memberId: str = Field(min_length=1)
+    score: int
+    mode: Literal["best", "incr", "set"] = "best"
+
+
+def parse_range(raw: str) -> int:
+    """``72h`` … as seconds (1 s to 100 years); HTTPException 400 otherwise."""
+    m = RANGE_RE.fullmatch(raw)
+    if not m:
+        raise HTTPException(400, f"range must be seconds or a number with a unit s, m, h or d (e.g. 72h), got {raw!r}")
+    seconds = int(m.group(1)) * UNIT_SECONDS[m.group(2)]
+    if not 0 < seconds <= MAX_RANGE_SECONDS:
+        raise HTTPException(400, f"range must be between 1s and 100 years, got {raw!r}")
+    return seconds
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """The service for ``settings``; it connects to Redis when it starts (lifespan)."""
+    if not settings.hot_boards:
+        raise ValueError("give at least one HOT board")
+    state: dict[str, Any] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        client: Union[redis.asyncio.Redis, redis.asyncio.cluster.RedisCluster]
+        if settings.cluster:
+            client = redis.asyncio.cluster.RedisCluster.from_url(settings.redis_url, decode_responses=True)
+        else:
+            client = redis.asyncio.Redis.from_url(settings.redis_url, decode_responses=True)
+        state["boards"] = hotrank.Client(client, prefix=settings.prefix)
+        try:
+            yield
+        finally:
+            await client.aclose()
+
+    app = FastAPI(title="hotrank service", lifespan=lifespan)
+
+    def boards() -> hotrank.Client:
+        return state["boards"]  # type: ignore[no-any-return]
+
+    def hot_board(name: Optional[str]) -> hotrank.HotBoard:
+        board = settings.hot_boards[0] if name is None else name
+        if board not in settings.hot_boards:
+            raise HTTPException(404, f"unknown board {board!r}")
+        return boards().hot(board)
+
+    def leaderboard(name: str) -> hotrank.Leaderboard:
+        if name not in settings.leaderboards:
+            raise HTTPException(404, f"unknown leaderboard {name!r}")
+        return boards().leaderboard(name)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        if exc.status_code == 404 and detail == "Not Found":
+            detail = f"no route {request.method} {request.url.path}"
+        if exc.status_code == 405:
+            detail = f"method {request.method} not allowed on {request.url.path}"
+        return JSONResponse({"error": detail}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+            problems.append(f"{where}: {err.get('msg', 'invalid')}")
+        return JSONResponse({"error": "; ".join(problems)}, status_code=400)
+
+    @app.exception_handler(ServerError)
+    async def server_error(request: Request, exc: ServerError) -> JSONResponse:
+        return JSONResponse({"error": exc.message}, status_code=400)
+
+    @app.exception_handler(redis.exceptions.ConnectionError)
+    async def unavailable(request: Request, exc: redis.exceptions.ConnectionError) -> JSONResponse:
+        return JSONResponse({"error": f"redis unavailable: {exc}"}, status_code=503)
+
+    @app.exception_handler(ValueError)
+    async def value_error(request: Request, exc: ValueError) -> JSONResponse:
+        return JSONResponse({"error": str(exc)}, status_code=400)
+
+    @app.get("/", response_class=HTMLResponse)
+    async def page() -> HTMLResponse:
+        """The live page: top 20 hot articles and a leaderboard's top 10, refreshing."""
+        html = resources.files("hotrank.service").joinpath("page.html").read_text(encoding="utf-8")
+        return HTMLResponse(html)
+
+    @app.get("/api/config")
+    async def config() -> dict[str, Any]:
+        """The boards this service serves (the first of each is the default)."""
+        return {"hotBoards": list(settings.hot_boards), "leaderboards": list(settings.leaderboards)}
+
+    @app.post("/api/views")
+    async def post_view(
+        body: ViewIn,
+        board: Optional[str] = Query(default=None),
+        x_visitor_id: Optional[str] = Header(default=None),
+        visitor_id: Optional[str] = Cookie(default=None),
+    ) -> dict[str, Any]:
+        """One page view of ``articleId`` by the visitor (body, header or cookie)."""
+        visitor = body.visitorId or x_visitor_id or visitor_id
+        if not visitor:
+            raise HTTPException(400, "visitorId is required (in the body, the X-Visitor-Id header or the visitor_id cookie)")
+        view = await hot_board(board).view(body.articleId, visitor, at=body.at)
+        return {"articleId": body.articleId, "status": view.status, "pv": view.pv, "uv": view.uv, "score": view.score}
+
+    @app.post("/api/articles")
+    async def post_article(body: ArticleIn, board: Optional[str] = Query(default=None)) -> dict[str, Any]:
+        """Sets an article's publish time (unix seconds)."""
+        new = await hot_board(board).publish(body.articleId, body.publishedAt)
+        return {"articleId": body.articleId, "new": new}
+
+    @app.get("/api/hot")
+    async def get_hot(
+        range: str = Query(default="72h"),  # noqa: A002 (the seed's parameter name)
+        limit: int = Query(default=20, ge=1, le=10_000),
+        board: Optional[str] = Query(default=None),
+        at: Optional[float] = Query(default=None),
+    ) -> dict[str, Any]:
+        """The hot articles published within ``range``, best first, with their counters."""
+        window = parse_range(range)
+        hot = hot_board(board)
+        top = await hot.top(limit, window=window, at=at)
+        stats = await hot.stats_many([a.article for a in top], at=at)
+        articles = []
+        for article, s in zip(top, stats):
+            articles.append(
+                {
+                    "rank": article.rank,
+                    "articleId": article.article,
+                    "score": article.score,
+                    "pv": s.pv if s else None,
+                    "uv": s.uv if s else None,
+                    "publishedAt": s.published_at if s else None,
+                }
+            )
+        return {"board": hot.name, "range": window, "articles": articles}
+
+    @app.post("/api/leaderboards/{board}/scores")
+    async def post_score(board: str, body: ScoreIn) -> dict[str, Any]:
+        """Submits a score: ``best`` keeps the member's best, ``incr`` adds, ``set`` replaces."""
+        lb = leaderboard(board)
+        written = True
+        if body.mode == "incr":
+            score = await lb.incr(body.memberId, body.score)
+        elif body.mode == "set":
+            score = await lb.set(body.memberId, body.score)
+        else:
+            result = await lb.set(body.memberId, body.score, best=True)
+            score, written = result.score, result.written
+        rank = await lb.rank(body.memberId)
+        return {"memberId": body.memberId, "score": score, "written": written, "rank": rank}
+
+    @app.get("/api/leaderboards/{board}/top")
+    async def get_top(
+        board: str,
+        limit: int = Query(default=10, ge=1, le=10_000),
+        offset: int = Query(default=0, ge=0),
+    ) -> dict[str, Any]:
+        """Ranks ``offset`` … ``offset + limit - 1`` (0-based), best first."""
+        entries = await leaderboard(board).range(offset, offset + limit - 1)
+        return {"board": board, "entries": [entry_json(e) for e in entries]}
+
+    @app.get("/api/leaderboards/{board}/members/{member}")
+    async def get_member(board: str, member: str, n: int = Query(default=5, ge=0, le=1000)) -> dict[str, Any]:
+        """A member's rank and score, and up to ``n`` neighbours on each side."""
+        around = await leaderboard(board).around(member, n)
+        me = next((e for e in around if e.member == member), None)
+        if me is None:
+            raise HTTPException(404, f"member {member!r} is not on leaderboard {board!r}")
+        return {"memberId": member, "rank": me.rank, "score": me.score, "around": [entry_json(e) for e in around]}
+
+    return app
+
+
+def entry_json(e: Entry) -> dict[str, Any]:
+    """A leaderboard entry as JSON."""
+    return {"rank": e.rank, "memberId": e.member, "score": e.score}

@@ -1,0 +1,67 @@
+"""``python -m hotrank.service``: runs the service with uvicorn.
+
+Settings come from the arguments, else the environment: ``HOTRANK_REDIS_URL``,
+``HOTRANK_HOT_BOARDS`` and ``HOTRANK_LEADERBOARDS`` (comma-separated),
+``HOTRANK_PREFIX``. The first line printed is ``listening on http://HOST:PORT``
+(with the real port when ``--port 0`` picks a free one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import sys
+from typing import Optional, Sequence
+
+import uvicorn
+
+from . import Settings, create_app
+
+
+def _list(raw: str) -> list[str]:
+    return [x.strip() for x in raw.split(",") if x.strip()]
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    """Parses the arguments and serves until interrupted."""
+    p = argparse.ArgumentParser(prog="python -m hotrank.service", description="The hotrank HTTP service.")
+    p.add_argument("--redis-url", default=os.environ.get("HOTRANK_REDIS_URL", "redis://127.0.0.1:6379/0"))
+    p.add_argument("--cluster", action="store_true", help="the URL is a Redis Cluster node")
+    p.add_argument(
+        "--hot-board", action="append", dest="hot_boards",
+        help="an allowed HOT board (repeatable; the first is the default); $HOTRANK_HOT_BOARDS or hot:{news}",
+    )  # fmt: skip
+    p.add_argument(
+        "--leaderboard", action="append", dest="leaderboards",
+        help="an allowed leaderboard (repeatable); $HOTRANK_LEADERBOARDS or lb:{game1}",
+    )  # fmt: skip
+    p.add_argument("--prefix", default=os.environ.get("HOTRANK_PREFIX", ""), help="key prefix of every board")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8080, help="0 picks a free port")
+    p.add_argument("--log-level", default="info")
+    args = p.parse_args(argv)
+    settings = Settings(
+        redis_url=args.redis_url,
+        hot_boards=args.hot_boards or _list(os.environ.get("HOTRANK_HOT_BOARDS", "hot:{news}")),
+        leaderboards=args.leaderboards or _list(os.environ.get("HOTRANK_LEADERBOARDS", "lb:{game1}")),
+        prefix=args.prefix,
+        cluster=args.cluster,
+    )
+    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((args.host, args.port))
+    sock.listen(128)  # connections queue from now on, before uvicorn accepts them
+    host, port = sock.getsockname()[:2]
+    print(f"listening on http://{host}:{port}", flush=True)
+    config = uvicorn.Config(create_app(settings), log_level=args.log_level)
+    try:
+        asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+    except KeyboardInterrupt:
+        pass
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
