@@ -118,7 +118,7 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
         zadd_effect(ctx, &pubidx, &ScoreText::new(published as f64), article_rs);
     }
     if super::replicating_commands() {
-        let n = IntText::new(now);
+        let (n, p) = (IntText::new(now), format_time_ms(published));
         let args = [article, p.as_bytes(), b"CLOCK", n.as_bytes()];
         ffi::replicate(ctx, c"HOT.PUBLISH", b.key, &args);
     }

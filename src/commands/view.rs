@@ -43,7 +43,7 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     st.replicate_settings(ctx, b.key);
     write(&b, &k, h, &req, &plan, &score, &st)?;
     if super::replicating_commands() {
-        let (t, now) = (IntText::new(req.t), IntText::new(req.now));
+        let (t, now) = (crate::parse::format_time_ms(req.t), IntText::new(req.now));
         let args = [
             req.article.as_slice(),
             req.visitor,
