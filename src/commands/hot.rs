@@ -73,7 +73,7 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     let mut board_h = b.open_board(true)?;
     let mut hb_h = b.open(&hb, KeyKind::String, true)?;
     let now = clock.unwrap_or_else(ffi::now_ms);
-    let st = BoardState::read(&b, &hb, &hb_h, &board_h, now)?;
+    let st = BoardState::read(&b, &hb, &hb_h, &board_h)?;
     let f = st.settings.formula;
     let mut meta_h = b.open(&meta, KeyKind::Hash, true)?;
     let old_published = published_at(&meta_h)?;

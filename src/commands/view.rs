@@ -27,14 +27,16 @@ use redis_module::{Context, RedisString, RedisValue};
 /// [`BoardState`]); in `commands` mode it replicates as
 /// `HOT.VIEW K article visitor AT t CLOCK now`.
 pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 4, 8)?;
+    // `CLOCK c` (two more arguments) only from the master or the AOF.
+    let max = if super::from_master_or_aof(ctx) { 8 } else { 6 };
+    let mut args = Args::new(argv, 4, max)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
     let req = view_request(ctx, &mut args)?;
     let mode = CommandsMode::enter();
     let hb = b.derived(Kind::HotBoard, &[], true)?;
     let board = b.open_board(true)?;
     let hb_h = b.open(&hb, KeyKind::String, true)?;
-    let st = BoardState::read(&b, &hb, &hb_h, &board, req.now)?;
+    let st = BoardState::read(&b, &hb, &hb_h, &board)?;
     let f = st.settings.formula;
     let k = ViewKeys::new(&b, &req, &st.settings, hb)?;
     let h = read(&b, &k, &req, board, hb_h, &st)?;
@@ -288,10 +290,12 @@ fn write(
     let ctx = b.ctx;
     let f = &st.settings.formula;
     let ret = st.settings.retention_ms();
-    if plan.counted.as_ref().is_none_or(|c| c.record.is_none()) {
-        st.store_settings(ctx, &k.hb, &mut h.hb)?;
-    }
+    // The settings of a board that had none are stored with the first write
+    // that cannot fail any more (a counted view stores them in its record).
     if let Some(c) = &plan.counted {
+        if c.record.is_none() {
+            st.store_settings(ctx, &k.hb, &mut h.hb)?;
+        }
         write_article(ctx, k, &mut h, r, plan, c)?;
         write_board(b, k, &mut h, r, c, plan.score, score)?;
         finish_counted(b, k, h, r, c, f)?;
@@ -304,6 +308,7 @@ fn write(
             true,
         )?;
         let value = counter_of(&sus_h)?.checked_add(1).ok_or_else(overflow)?;
+        st.store_settings(ctx, &k.hb, &mut h.hb)?;
         let created = sus_h.kind() == KeyKind::Empty;
         let expire_at = created.then(|| r.now + ret);
         write_visitor(ctx, k, &mut h, plan, r.now)?;
@@ -312,6 +317,7 @@ fn write(
         refresh_retention(ctx, r.now, ret, &mut [(&sus, &mut sus_h)]);
         stats::add(&stats::VIEWS_SUSPICIOUS, 1);
     } else {
+        st.store_settings(ctx, &k.hb, &mut h.hb)?;
         write_visitor(ctx, k, &mut h, plan, r.now)?;
         stats::add(&stats::VIEWS_DUPLICATE, 1);
     }

@@ -381,7 +381,13 @@ mod tests {
     #[test]
     fn the_cache_gives_what_parse_gives() {
         let texts: Vec<String> = (0..20)
-            .map(|i| BoardSettings { id: i, ..Default::default() }.text())
+            .map(|i| {
+                BoardSettings {
+                    id: i,
+                    ..Default::default()
+                }
+                .text()
+            })
             .collect();
         for round in 0..3 {
             for t in &texts {
