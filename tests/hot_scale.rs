@@ -358,7 +358,7 @@ fn trimming_keeps_the_board_near_max_articles_and_never_drops_the_current_top() 
     let mut c = s.conn();
     let b: &[u8] = b"hot:{trim}";
     let max = 50usize;
-    let slack = (max / 2).max(16); // 25, as hotrank's trim_slack
+    let slack = (max * 2).max(16); // 100, as hotrank's trim_slack
     config_set(&mut c, "hotrank.max-articles", &max.to_string());
     let mut rng = Rng::new(base_seed() ^ 0x7219);
     // All current views at one instant a little before the server clock, so
