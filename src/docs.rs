@@ -1,6 +1,6 @@
 //! The documentation of every command, as `COMMAND DOCS` serves it: summary,
 //! version, complexity and the full argument tree. Plain data, no Redis:
-//! `ffi::set_command_info` hands it to the server
+//! `commands::register` hands it to the server (through `ffi::set_command_info`)
 //! (`RedisModule_SetCommandInfo`), and redis-cli builds its argument hints
 //! from it.
 //!

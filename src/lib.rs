@@ -7,7 +7,9 @@
 //!   names and hash slots), [`parse`] (exact number and time parsing);
 //! - Redis glue: `commands` (handlers), `config` (module configs), `docs`
 //!   (what `COMMAND DOCS` says of each command: plain data), `ffi` (the only
-//!   place with `unsafe` and raw API calls), and the registration below.
+//!   place with `unsafe` and raw API calls; it imports nothing above it and
+//!   offers generic primitives), and the registration below (the command
+//!   table is registered by `commands::register`).
 
 pub mod hot;
 pub mod keys;
@@ -28,18 +30,32 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         ctx.log_warning(&format!("hotrank: bad module argument: {e}"));
         return Status::Err;
     }
-    ffi::register_info(ctx);
+    ffi::register_info(ctx, info_fields);
     ffi::set_explicit_signals(ctx);
     ffi::follow_hll_sparse_max(ctx);
-    if let Err(e) = ffi::register_commands(ctx) {
+    if let Err(e) = commands::register::register_commands(ctx) {
         ctx.log_warning(&format!("hotrank: {e}"));
         return Status::Err;
     }
-    if let Err(e) = ffi::set_command_info(ctx) {
+    if let Err(e) = commands::register::set_command_info(ctx) {
         ctx.log_warning(&format!("hotrank: {e}"));
         return Status::Err;
     }
     Status::Ok
+}
+
+/// The `INFO hotrank` fields: the counters, then the effective configs.
+fn info_fields() -> Vec<(String, ffi::InfoValue)> {
+    let mut out: Vec<(String, ffi::InfoValue)> = stats::snapshot()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), ffi::InfoValue::Int(v as i64)))
+        .collect();
+    out.extend(
+        config::info_fields()
+            .into_iter()
+            .map(|(k, v)| (k, ffi::InfoValue::Text(v))),
+    );
+    out
 }
 
 redis_module! {

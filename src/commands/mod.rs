@@ -7,6 +7,7 @@
 
 pub mod hot;
 pub mod rank;
+pub mod register;
 pub mod table;
 pub mod view;
 
@@ -67,11 +68,7 @@ pub type Res<T> = Result<T, Fail>;
 
 /// Runs a handler so that a panic becomes an error reply instead of aborting
 /// redis-server, and counts errors for INFO.
-pub fn guard(
-    ctx: &Context,
-    args: Vec<RedisString>,
-    f: fn(&Context, &[RedisString]) -> Res<RedisValue>,
-) -> RedisResult {
+pub fn guard(ctx: &Context, args: Vec<RedisString>, f: table::Handler) -> RedisResult {
     let out = catch_unwind(AssertUnwindSafe(|| f(ctx, &args)));
     match out {
         Ok(Ok(v)) => Ok(v),

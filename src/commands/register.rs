@@ -1,0 +1,71 @@
+//! Registers the command table ([`super::table::COMMANDS`]) with the server
+//! through the generic primitives of [`crate::ffi`] (which knows nothing of
+//! the table): creates each command, then sets its key spec, docs
+//! ([`crate::docs`]) and ACL categories. Also defines [`crate::command!`],
+//! the macro that makes one table row and its server callback.
+
+use super::table::{KeyAccess, COMMANDS};
+use crate::ffi;
+use redis_module::Context;
+
+/// A row of [`super::table::COMMANDS`]: `command!(name, handler, flags, key
+/// access, ACL categories)`. It defines the row's callback, a function that
+/// runs the handler behind the panic guard ([`super::guard`]: a panic
+/// becomes an error reply, never an abort of the server) through
+/// [`crate::ffi::dispatch`].
+#[macro_export]
+macro_rules! command {
+    ($name:literal, $run:path, $flags:literal, $key:ident, $cats:literal) => {
+        $crate::commands::table::Command {
+            name: $name,
+            flags: $flags,
+            key: $key,
+            categories: $cats,
+            func: {
+                extern "C" fn func(
+                    ctx: *mut redis_module::raw::RedisModuleCtx,
+                    argv: *mut *mut redis_module::raw::RedisModuleString,
+                    argc: std::os::raw::c_int,
+                ) -> std::os::raw::c_int {
+                    $crate::ffi::dispatch(ctx, argv, argc, |c, a| {
+                        $crate::commands::guard(c, a, $run)
+                    })
+                }
+                func
+            },
+        }
+    };
+}
+
+/// Creates every command of the table. Error: the server refused one.
+pub fn register_commands(ctx: &Context) -> Result<(), String> {
+    for c in &COMMANDS {
+        ffi::create_command(ctx, c.name, c.func, c.flags)?;
+    }
+    Ok(())
+}
+
+/// Sets every command's key spec, docs and ACL categories (see
+/// [`ffi::set_command_info`]). Error: a command is missing or its key spec
+/// refused.
+pub fn set_command_info(ctx: &Context) -> Result<(), String> {
+    for c in &COMMANDS {
+        let docs = crate::docs::find(c.name);
+        ffi::set_command_info(ctx, c.name, key_flags(c.key), docs, c.categories)?;
+    }
+    Ok(())
+}
+
+/// The board key's `KeySpecFlags` bits for a key access: read-only commands
+/// read their board key (RO ACCESS), so a user with read-only key
+/// permissions (`%R~`) may run them; without a spec the server derives RW
+/// ACCESS UPDATE from first/last/step for every command.
+fn key_flags(access: KeyAccess) -> u32 {
+    use redis_module::commands::KeySpecFlags as F;
+    match access {
+        KeyAccess::Read => (F::READ_ONLY | F::ACCESS).bits(),
+        KeyAccess::Write => (F::READ_WRITE | F::ACCESS | F::UPDATE).bits(),
+        KeyAccess::Remove => (F::READ_WRITE | F::DELETE).bits(),
+        KeyAccess::Delete => (F::REMOVE | F::DELETE).bits(),
+    }
+}
