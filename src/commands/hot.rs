@@ -533,9 +533,14 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
     let q = at.unwrap_or_else(ffi::now_ms);
     stats::add(&stats::TOP_CALLS, 1);
-    if b.open_board(false)?.kind() == KeyKind::Empty {
+    let board_h = b.open_board(false)?;
+    if board_h.kind() == KeyKind::Empty {
         return Ok(RedisValue::Array(vec![]));
     }
+    // A ZSET that HOT did not make is refused, as HOT.VIEW refuses it.
+    let (hb, hb_h) = b.open_derived(Kind::HotBoard, &[], KeyKind::String, false)?;
+    check_hot_board(&b, &board_h, board_record(&hb, &hb_h)?.is_some())?;
+    drop((board_h, hb_h));
     let f = config::formula();
     let prune = prune_ok(&b, &f, q, at.is_none())?;
     let n = limit as usize;

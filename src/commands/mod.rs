@@ -72,15 +72,18 @@ pub fn guard(ctx: &Context, args: Vec<RedisString>, f: table::Handler) -> RedisR
     let out = catch_unwind(AssertUnwindSafe(|| f(ctx, &args)));
     match out {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(fail)) => {
-            stats::add(&stats::ERRORS, 1);
-            Err(match fail {
-                Fail::Arity => RedisError::WrongArity,
-                Fail::Msg(m) => RedisError::String(m),
-            })
-        }
+        Ok(Err(fail)) => Err(match fail {
+            Fail::Arity => {
+                stats::count_error(stats::ErrorKind::Arity);
+                RedisError::WrongArity
+            }
+            Fail::Msg(m) => {
+                stats::count_error(stats::ErrorKind::of(&m));
+                RedisError::String(m)
+            }
+        }),
         Err(_) => {
-            stats::add(&stats::ERRORS, 1);
+            stats::count_error(stats::ErrorKind::Other);
             stats::add(&stats::PANICS, 1);
             Err(RedisError::String(
                 "ERR hotrank internal error (caught a panic; please report it)".into(),

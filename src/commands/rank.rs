@@ -338,6 +338,7 @@ fn period_expiry(ctx: &Context, name: &RedisString, h: &mut ffi::Key, at: i64, n
     if h.ttl().is_some() {
         return;
     }
+    crate::stats::add(&crate::stats::RANK_PERIODS_ROLLED, 1);
     h.expire_at(at, now);
     let at_s = IntText::new(at);
     super::effect(

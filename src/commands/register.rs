@@ -28,13 +28,71 @@ macro_rules! command {
                     argc: std::os::raw::c_int,
                 ) -> std::os::raw::c_int {
                     $crate::ffi::dispatch(ctx, argv, argc, |c, a| {
-                        $crate::commands::guard(c, a, $run)
+                        let reply = $crate::commands::guard(c, a, $run);
+                        if reply.is_ok() {
+                            const COUNTER: Option<&std::sync::atomic::AtomicU64> =
+                                $crate::commands::register::counter($name, $flags);
+                            if let Some(counter) = COUNTER {
+                                $crate::stats::add(counter, 1);
+                            }
+                        }
+                        reply
                     })
                 }
                 func
             },
         }
     };
+}
+
+/// The INFO counter a command's successful calls add to, decided at compile
+/// time from its name and flags: RANK commands count as reads when flagged
+/// `readonly`, else as writes; other commands count nowhere here.
+pub const fn counter(
+    name: &str,
+    flags: &std::ffi::CStr,
+) -> Option<&'static std::sync::atomic::AtomicU64> {
+    if !starts_with(name.as_bytes(), b"rank.") {
+        return None;
+    }
+    if has_word(flags.to_bytes(), b"readonly") {
+        Some(&crate::stats::RANK_READS)
+    } else {
+        Some(&crate::stats::RANK_WRITES)
+    }
+}
+
+const fn starts_with(s: &[u8], prefix: &[u8]) -> bool {
+    if s.len() < prefix.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < prefix.len() {
+        if s[i] != prefix[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Whether the space-separated `words` hold `word`.
+const fn has_word(words: &[u8], word: &[u8]) -> bool {
+    let mut start = 0;
+    while start < words.len() {
+        let mut end = start;
+        while end < words.len() && words[end] != b' ' {
+            end += 1;
+        }
+        if end - start == word.len() {
+            let (_, rest) = words.split_at(start);
+            if starts_with(rest, word) {
+                return true;
+            }
+        }
+        start = end + 1;
+    }
+    false
 }
 
 /// Creates every command of the table. Error: the server refused one.
@@ -67,5 +125,32 @@ fn key_flags(access: KeyAccess) -> u32 {
         KeyAccess::Write => (F::READ_WRITE | F::ACCESS | F::UPDATE).bits(),
         KeyAccess::Remove => (F::READ_WRITE | F::DELETE).bits(),
         KeyAccess::Delete => (F::REMOVE | F::DELETE).bits(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_commands_count_as_reads_or_writes_by_their_flags() {
+        let is = |c: Option<&std::sync::atomic::AtomicU64>, want: &std::sync::atomic::AtomicU64| {
+            c.is_some_and(|c| std::ptr::eq(c, want))
+        };
+        assert!(is(
+            counter("rank.range", c"readonly"),
+            &crate::stats::RANK_READS
+        ));
+        assert!(is(
+            counter("rank.score", c"readonly fast"),
+            &crate::stats::RANK_READS
+        ));
+        assert!(is(
+            counter("rank.incr", c"write deny-oom fast"),
+            &crate::stats::RANK_WRITES
+        ));
+        assert!(counter("hot.top", c"readonly").is_none());
+        assert!(!has_word(b"readonlyx fast", b"readonly"));
+        assert!(has_word(b"fast readonly", b"readonly"));
     }
 }
