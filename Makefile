@@ -12,9 +12,11 @@
 #                (hot:{news}) and SERVE_LEADERBOARD (lb:{game1})
 #   make test-python  mypy --strict and pytest of clients/python (make test runs it last)
 #   make deps-python  chromium and chromium-driver (apt) for the page's browser test
-#   make demo    replay a NASA web log into HOT.VIEW and print the top 20
+#   make demo    replay a web log (LOG, default the shipped NASA log data/nasa_19950801.tsv.gz,
+#                see data/README.md) into HOT.VIEW and print the top 20
 #   make tune    replay a log once per gamma x base and compare the top 20s (table + SVG):
-#                LOG=access.log[.gz] GAMMAS=1.3,1.5,1.8 BASES=2 OUT=target/tune.svg
+#                LOG=access.log[.gz] (the demo TSV, Common Log Format or Apache combined)
+#                GAMMAS=1.3,1.5,1.8 BASES=2 OUT=target/tune.svg [LINES=n: first n lines only]
 #                [PUBLISHED=file of "article unix-seconds" lines: real publish times]
 #   make bench   run examples/bench/ if present (BENCH_QUICK=1: sizes / 10)
 #   make profile instructions per command under callgrind (HOT.VIEW, Lua, ZADD, RANK.INCR,
@@ -31,7 +33,7 @@ CARGO  ?= cargo
 PYTHON ?= python3
 ROOT   := $(CURDIR)
 MODULE := $(ROOT)/target/release/libhotrank.so
-LOG    ?= ../shared/data/nasa_19950801.tsv.gz
+LOG    ?= $(ROOT)/data/nasa_19950801.tsv.gz
 GAMMAS ?= 1.3,1.5,1.8
 BASES  ?= 2
 OUT    ?= target/tune.svg
@@ -207,7 +209,7 @@ demo: deps build
 tune: deps build
 	HOTRANK_MODULE=$(MODULE) $(CARGO) run --release --example tune -- \
 	  --log $(LOG) --gammas $(GAMMAS) --bases $(BASES) --out $(OUT) \
-	  $(if $(PUBLISHED),--published $(PUBLISHED))
+	  $(if $(PUBLISHED),--published $(PUBLISHED)) $(if $(LINES),--lines $(LINES))
 
 bench: deps build
 	@if [ -f examples/bench/main.rs ]; then \
