@@ -574,10 +574,10 @@ pub(super) fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
     let mut args = Args::new(argv, 4, 8)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
     let member = args.next_rs()?.as_slice();
-    let n = parse_i64("n", args.next_rs()?.as_slice())?;
+    let n = parse_i64("count", args.next_rs()?.as_slice())?;
     if !(0..=MAX_AROUND).contains(&n) {
         return Err(Fail::Msg(format!(
-            "ERR n must be an integer between 0 and {MAX_AROUND}"
+            "ERR count must be an integer between 0 and {MAX_AROUND}"
         )));
     }
     let (_, period) = read_options(&mut args, None)?;
