@@ -296,14 +296,14 @@ pub static COMMANDS: &[Command] = &[
         name: "rank.rank",
         summary: "Returns a member's 0-based rank, best first; with TIES, the number of members with a strictly better score.",
         since: SINCE,
-        complexity: "O(log(N)) where N is the number of members.",
+        complexity: "O(R) where R is the member's rank (with TIES: the number of members with a better score): the members above it are counted through the key API, about 63 instructions each.",
         args: &[key(), string("member"), flag("ties", "TIES"), PERIOD],
     },
     Command {
         name: "rank.range",
         summary: "Returns the members in a range of 0-based ranks, best first.",
         since: SINCE,
-        complexity: "O(log(N)+M) where N is the number of members and M the number returned.",
+        complexity: "O(S+M) where S is the distance of the range from the nearer end of the board and M the number returned.",
         args: &[
             key(),
             integer("start"),
@@ -330,7 +330,7 @@ pub static COMMANDS: &[Command] = &[
         name: "rank.around",
         summary: "Returns a member and up to count neighbours on each side, as [rank, member, score], best first.",
         since: SINCE,
-        complexity: "O(log(N)+M) where N is the number of members and M the number returned.",
+        complexity: "O(R+M) where R is the member's rank and M the number returned.",
         args: &[
             key(),
             string("member"),

@@ -2,20 +2,19 @@
 //! Shared glue lives here: the panic guard, the argument cursor, and
 //! [`BoardCtx`], the one way a handler names, ACL-checks, opens, writes
 //! (each write with its replicated effect and keyspace event) and deletes
-//! a board's keys, and reads through `RedisModule_Call` what the key API
-//! cannot (ZRANK, ZRANGE, ZCOUNT, …).
+//! a board's keys, and reads its ZSETs through the key API ([`zread`]: no
+//! internal command, so SLOWLOG and `INFO commandstats` show only what
+//! clients sent).
 
 pub mod hot;
 pub mod rank;
 pub mod register;
 pub mod table;
 pub mod view;
+pub mod zread;
 
 use crate::{ffi, keys, stats};
-use redis_module::{
-    CallOptionsBuilder, CallReply, CallResult, Context, RedisError, RedisResult, RedisString,
-    RedisValue,
-};
+use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// A command failure: the standard arity error or a full error message
@@ -208,6 +207,7 @@ impl<'a> BoardCtx<'a> {
     }
 
     /// The board key's bytes.
+    #[allow(dead_code)] // kept for the handlers of other branches
     pub fn bytes(&self) -> &[u8] {
         self.key.as_slice()
     }
@@ -253,20 +253,6 @@ impl<'a> BoardCtx<'a> {
     /// Whether a key (ACL-checked by the caller) exists, whatever its type.
     pub fn exists(&self, name: &RedisString) -> bool {
         ffi::Key::open(self.ctx, name, false).kind() != ffi::KeyKind::Empty
-    }
-
-    /// A read the key API has no call for (ZRANK, ZRANGE, ZCOUNT, …), through
-    /// `RedisModule_Call`, never replicated. Its keys are the board's,
-    /// ACL-checked by the caller.
-    pub fn call_read(&self, cmd: &str, args: &[&[u8]]) -> Res<CallReply<'static>> {
-        let opts = CallOptionsBuilder::new().errors_as_replies().build();
-        let res: CallResult<'static> = self.ctx.call_ext(cmd, &opts, args);
-        res.map_err(|e| {
-            Fail::Msg(
-                e.to_utf8_string()
-                    .unwrap_or_else(|| "ERR call failed".into()),
-            )
-        })
     }
 
     /// Sets the missing string key `name` (open for writing as `h`) to
@@ -333,33 +319,6 @@ impl<'a> BoardCtx<'a> {
             ffi::replicate_strings(self.ctx, cmd, &argv);
         }
         deleted
-    }
-}
-
-/// An integer reply.
-pub fn reply_int(r: &CallReply) -> Option<i64> {
-    match r {
-        CallReply::I64(v) => Some(v.to_i64()),
-        _ => None,
-    }
-}
-
-/// A bulk or simple string reply as bytes; `None` for nil.
-pub fn reply_bytes(r: &CallReply) -> Option<Vec<u8>> {
-    match r {
-        CallReply::String(s) => Some(s.as_bytes().to_vec()),
-        _ => None,
-    }
-}
-
-/// The elements of an array reply as bytes (nil elements skipped).
-pub fn reply_array(r: &CallReply) -> Vec<Vec<u8>> {
-    match r {
-        CallReply::Array(a) => a
-            .iter()
-            .filter_map(|e| e.ok().as_ref().and_then(reply_bytes))
-            .collect(),
-        _ => Vec::new(),
     }
 }
 
