@@ -136,6 +136,14 @@ pub struct AclUser {
 }
 
 impl AclUser {
+    /// No user: every check passes. For commands from the master or the
+    /// AOF, which must never look up a user (none exists on Redis 7.0).
+    pub fn none() -> AclUser {
+        AclUser {
+            user: std::ptr::null_mut(),
+        }
+    }
+
     /// The user of the running command.
     pub fn current(ctx: &Context) -> AclUser {
         // SAFETY: the API table is written once at load time and only read afterwards.
