@@ -386,6 +386,7 @@ pub static COMMANDS: &[Command] = &[
             integer("start"),
             integer("stop"),
             flag("withscores", "WITHSCORES"),
+            flag("withtime", "WITHTIME"),
             PERIOD,
         ],
     },
@@ -446,6 +447,32 @@ pub static COMMANDS: &[Command] = &[
         complexity: "O(N+P*K) where N is the number of members (the ZSETs are freed in the background), P the number of periods of the board and K its KEEP.",
         args: &[key()],
     },
+    // Sharded leaderboards (issue 24).
+    Command {
+        name: "rank.count",
+        summary: "Returns the number of members ranked ahead of a score (and a time, and a member name): summed over the shards of a sharded leaderboard, a member's exact rank.",
+        since: SINCE,
+        complexity: "O(log(N)) where N is the number of members, plus O(M) with MEMBER where M is the number of members with the same score reached in the same time unit.",
+        args: &[
+            key(),
+            integer("score"),
+            Arg::new("position", ArgType::Block)
+                .optional()
+                .with(TIME_MEMBER),
+            PERIOD,
+        ],
+    },
+];
+
+/// RANK.COUNT's `TIME t [MEMBER m]`.
+const TIME_MEMBER: &[Arg] = &[
+    Arg::new("time", ArgType::UnixTime).token("TIME").summary(
+        "when the score was reached: members with the same score reached earlier are ahead",
+    ),
+    string("member")
+        .token("MEMBER")
+        .optional()
+        .summary("members with the same score and time whose name sorts before it are ahead"),
 ];
 
 /// The documentation of command `name` (lowercase), if it has one.
@@ -469,7 +496,11 @@ mod tests {
         let mut names: Vec<&str> = COMMANDS.iter().map(|c| c.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 18, "one entry per command");
+        assert_eq!(
+            names.len(),
+            crate::commands::table::COMMANDS.len(),
+            "one entry per command"
+        );
         for c in COMMANDS {
             assert!(
                 !c.summary.is_empty() && !c.complexity.is_empty(),

@@ -7,8 +7,7 @@ use super::board::{
     refresh_retention, uv_of, BoardState,
 };
 use super::{
-    bulk, counter_of, trailing_at_clock, zadd_effect, Args, BoardCtx,
-    CommandsMode, Fail, Res,
+    bulk, counter_of, trailing_at_clock, zadd_effect, Args, BoardCtx, CommandsMode, Fail, Res,
 };
 use crate::ffi::KeyKind;
 use crate::hot::settings::BoardSettings;

@@ -46,7 +46,7 @@ pub struct Command {
 use KeyAccess::{Delete, Read, Remove, Write};
 
 /// Every command of the module, in registration order.
-pub static COMMANDS: [Command; 18] = [
+pub static COMMANDS: [Command; 19] = [
     crate::command!(
         "hot.publish",
         hot::publish_impl,
@@ -155,6 +155,14 @@ pub static COMMANDS: [Command; 18] = [
         c"write",
         Delete,
         c"write keyspace"
+    ),
+    // Sharded leaderboards (issue 24): members ahead of a position.
+    crate::command!(
+        "rank.count",
+        rank::count_impl,
+        c"readonly fast",
+        Read,
+        c"read fast"
     ),
 ];
 
