@@ -119,7 +119,7 @@ def fill(board: Any, prefix: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def boards(redis_server: Server, cluster: Cluster) -> Tuple[Any, Any, Any, Any]:
+def boards(redis_server: Server, cluster: Cluster) -> Iterator[Tuple[Any, Any, Any, Any]]:
     """(plain client, its board, cluster client, a 4-shard board on the cluster)."""
     r = redis_server.client()
     for s in [redis_server, *cluster.nodes]:
@@ -135,7 +135,9 @@ def boards(redis_server: Server, cluster: Cluster) -> Tuple[Any, Any, Any, Any]:
     sharded._batch([Call(("HSET", "hot:{archsh}:sharding", "kind", "hot", "shards", 4, "hash", "crc32", "settings", "{}"), lambda x: x)])
     fill(sharded, "s")
     r.config_set("zset-max-listpack-entries", 128)
-    return r, plain, rc, sharded
+    yield r, plain, rc, sharded
+    for s in [redis_server, *cluster.nodes]:
+        s.client().config_set("hotrank.max-articles", 1000)
 
 
 def expected(r: Any, board: str) -> List[Tuple[Any, ...]]:

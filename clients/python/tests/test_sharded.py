@@ -81,7 +81,7 @@ def _chunks(xs: List[Any], n: int) -> Iterator[List[Any]]:
 
 
 @pytest.fixture(scope="module")
-def hot_pair(cluster: Cluster) -> Tuple[hotrank.ShardedHotBoard, hotrank.HotBoard]:
+def hot_pair(cluster: Cluster) -> Iterator[Tuple[hotrank.ShardedHotBoard, hotrank.HotBoard]]:
     rc = cluster.client()
     # No trimming: a board keeps hotrank.max-articles (default 1000) articles, and a
     # sharded board as many per shard, so the two would forget different articles.
@@ -97,7 +97,9 @@ def hot_pair(cluster: Cluster) -> Tuple[hotrank.ShardedHotBoard, hotrank.HotBoar
         got = sharded.view_many(chunk)
         want = one.view_many(chunk)
         assert got == want  # the same counters, score and status for every view
-    return sharded, one
+    yield sharded, one
+    for node in cluster.nodes:
+        node.client().config_set("hotrank.max-articles", 1000)
 
 
 def test_shards_spread_over_every_master(cluster: Cluster, hot_pair: Any) -> None:
