@@ -20,7 +20,8 @@
 #                LOG=access.log[.gz] (the demo TSV, Common Log Format or Apache combined)
 #                GAMMAS=1.3,1.5,1.8 BASES=2 OUT=target/tune.svg [LINES=n: first n lines only]
 #                [PUBLISHED=file of "article unix-seconds" lines: real publish times]
-#   make bench   run examples/bench/ if present (BENCH_QUICK=1: sizes / 10)
+#   make bench   run examples/bench/ if present, then clients/python/bench/sharded.py (a sharded
+#                board on a local 3-master cluster vs one board) (BENCH_QUICK=1: sizes / 10)
 #   make profile instructions per command under callgrind (HOT.VIEW, Lua, ZADD, RANK.INCR,
 #                ZINCRBY): repeatable counts, unlike timings (installs valgrind)
 #   make profile-reads  the same for HOT.TOP, HOT.STATS and the RANK reads on filled boards
@@ -228,12 +229,14 @@ tune: deps build
 	  --log $(LOG) --gammas $(GAMMAS) --bases $(BASES) --out $(OUT) \
 	  $(if $(PUBLISHED),--published $(PUBLISHED)) $(if $(LINES),--lines $(LINES))
 
-bench: deps build
+bench: deps build venv
 	@if [ -f examples/bench/main.rs ]; then \
 	  HOTRANK_MODULE=$(MODULE) $(CARGO) run --release --example bench; \
 	else \
 	  echo "no benchmark yet"; \
 	fi
+	@# Sharded boards (clients/python): 16 shards on a local 3-master cluster vs one board.
+	HOTRANK_MODULE=$(MODULE) '$(VENV_PY)' $(PY_PKG)/bench/sharded.py
 
 profile: deps deps-valgrind build
 	HOTRANK_MODULE=$(MODULE) tests/callgrind-profile.sh
