@@ -266,15 +266,34 @@ def test_the_record_refuses_another_shard_count_and_ensure_recreates_a_shard(clu
 
 
 def test_hot_settings_go_to_every_shard_and_to_a_shard_created_later(cluster: Cluster) -> None:
-    require(cluster.nodes[0], "HOT.CREATE", "HOT.INFO", "HOT.DROP")
+    """Settings change scores (gamma): a sharded board created with them scores every
+    view as one board created with them does, after an alter too, and a shard
+    deleted and created again by ensure() gets the recorded settings back."""
+    require(cluster.nodes[0], "HOT.CREATE", "HOT.ALTER")
     rc = cluster.client()
     hb = hotrank.ShardedHotBoard(rc, "hot:{set}", shards=4)
-    hb.create(gamma=1.8, max_articles=500)
-    assert all(i.get("gamma") == 1.8 for i in hb.info())
-    hb.alter(max_articles=700)
-    assert all(i.get("max_articles") == 700 for i in hb.info())
-    hb.board(1).drop()
-    settings = hb.ensure()
-    assert settings == {"gamma": 1.8, "max_articles": 700}
-    assert [i.get("gamma") for i in hb.info()] == [1.8] * 4
-    hb.drop()
+    one = hotrank.HotBoard(node_client(rc, "hot:{setone}"), "hot:{setone}")
+    hb.create(gamma=1.9, max_articles=5_000)
+    one.create(gamma=1.9, max_articles=5_000)
+    views = [(f"s{i % 40}", f"u{i}", T0 + i) for i in range(200)]
+    assert hb.view_many(views[:100]) == one.view_many(views[:100])
+    hb.alter(gamma=1.2)
+    one.alter(gamma=1.2)
+    assert hb.describe().settings == {"gamma": 1.2, "max_articles": 5_000}
+    assert hb.view_many(views[100:150]) == one.view_many(views[100:150])
+    assert hb.top(40, at=T0 + 400) == one.top(40, at=T0 + 400)
+    # Shard 1 is deleted (every key of its hash tag); ensure() creates it again with
+    # the recorded settings, so its articles score as on one board created with them.
+    lost = hb.keys[1]
+    node = node_client(rc, lost)
+    for k in node.scan_iter(match="*" + lost[lost.index("{") : lost.index("}") + 1] + "*"):
+        node.delete(k)
+    gone = [v for v in views if hb.key_of(v[0]) == lost]
+    assert gone
+    assert hb.ensure() == {"gamma": 1.2, "max_articles": 5_000}
+    again = hotrank.HotBoard(node_client(rc, "hot:{setagain}"), "hot:{setagain}")
+    again.create(gamma=1.2, max_articles=5_000)
+    assert [hb.view(*v) for v in gone] == [again.view(*v) for v in gone]
+    # A client with another N is refused.
+    with pytest.raises(ValueError, match="4 shards, not 5"):
+        hotrank.ShardedHotBoard(rc, "hot:{set}", shards=5).ensure()

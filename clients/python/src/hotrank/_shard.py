@@ -21,6 +21,7 @@ The rule, for any language:
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import json
 import re
@@ -347,8 +348,9 @@ def around_plan(
     rows = yield [range_timed(k, max(ci - n, 0), ci + n, period, ago) for k, ci in zip(keys, counts)]
     order = rank_order(desc)
     merged = sorted((t for r in rows for t in r), key=order)
-    mine = order(me)
-    at = next(i for i, t in enumerate(merged) if order(t) == mine)
+    # The member's place in the merge (found by its order key, so a member written
+    # between the calls still gets a window around where it was).
+    at = bisect.bisect_left([order(t) for t in merged], order(me))
     rank = sum(counts)
     window = merged[max(at - n, 0) : at + n + 1]
     first = rank - (at - max(at - n, 0))
