@@ -278,17 +278,42 @@ pub fn set_by_name(name: &[u8], value: &[u8]) -> Result<(), String> {
 /// Applies loadmodule arguments: `<name> <value>` pairs, each name with or
 /// without the `hotrank.` prefix, in order, each through its config's
 /// validator. Applied after redis.conf's `hotrank.*` lines, so these win.
-/// Error (the module then refuses to load): the first bad pair's message.
+/// Error (the module then refuses to load): one line about the first bad
+/// pair, naming it and giving the valid range or the valid names, e.g.
+/// `bad loadmodule argument 'gamma abc': hotrank.gamma must be a number in [0, 10]`.
 pub fn apply_module_args(args: &[&[u8]]) -> Result<(), String> {
     for pair in args.chunks(2) {
         let [name, value] = pair else {
             return Err(format!(
-                "module argument '{}' has no value",
+                "bad loadmodule argument '{}': it has no value (the arguments are \
+                 name value pairs, e.g. gamma 1.5)",
                 pair[0].escape_ascii()
             ));
         };
         let short = name.strip_prefix(b"hotrank.").unwrap_or(name);
-        set_by_name(short, value)?;
+        let what = format!("{} {}", name.escape_ascii(), value.escape_ascii());
+        let float = FLOATS.iter().find(|c| c.name.as_bytes() == short);
+        if float.is_none() && !INTS.iter().any(|c| c.name.as_bytes() == short) {
+            let names: Vec<&str> = FLOATS
+                .iter()
+                .map(|c| c.name)
+                .chain(INTS.iter().map(|c| c.name))
+                .collect();
+            return Err(format!(
+                "bad loadmodule argument '{what}': no config '{}'; valid names (with or \
+                 without the hotrank. prefix): {}",
+                name.escape_ascii(),
+                names.join(", ")
+            ));
+        }
+        set_by_name(short, value).map_err(|e| match float {
+            // Its own message says "finite" or the range: give both.
+            Some(c) => format!(
+                "bad loadmodule argument '{what}': hotrank.{} must be a number in [{}, {}]",
+                c.name, c.min, c.max
+            ),
+            None => format!("bad loadmodule argument '{what}': {e}"),
+        })?;
     }
     Ok(())
 }

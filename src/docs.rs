@@ -1,6 +1,6 @@
 //! The documentation of every command, as `COMMAND DOCS` serves it: summary,
 //! version, complexity and the full argument tree. Plain data, no Redis:
-//! `ffi::set_command_info` hands it to the server
+//! `commands::register` hands it to the server (through `ffi::set_command_info`)
 //! (`RedisModule_SetCommandInfo`), and redis-cli builds its argument hints
 //! from it.
 //!
@@ -373,19 +373,20 @@ pub static COMMANDS: &[Command] = &[
         name: "rank.rank",
         summary: "Returns a member's 0-based rank, best first; with TIES, the number of members with a strictly better score.",
         since: SINCE,
-        complexity: "O(log(N)) where N is the number of members.",
+        complexity: "O(R) where R is the member's rank (with TIES: the number of members with a better score): the members above it are counted through the key API, about 63 instructions each.",
         args: &[key(), string("member"), flag("ties", "TIES"), PERIOD],
     },
     Command {
         name: "rank.range",
         summary: "Returns the members in a range of 0-based ranks, best first.",
         since: SINCE,
-        complexity: "O(log(N)+M) where N is the number of members and M the number returned.",
+        complexity: "O(S+M) where S is the distance of the range from the nearer end of the board and M the number returned.",
         args: &[
             key(),
             integer("start"),
             integer("stop"),
             flag("withscores", "WITHSCORES"),
+            flag("withtime", "WITHTIME"),
             PERIOD,
         ],
     },
@@ -407,7 +408,7 @@ pub static COMMANDS: &[Command] = &[
         name: "rank.around",
         summary: "Returns a member and up to count neighbours on each side, as [rank, member, score], best first.",
         since: SINCE,
-        complexity: "O(log(N)+M) where N is the number of members and M the number returned.",
+        complexity: "O(R+M) where R is the member's rank and M the number returned.",
         args: &[
             key(),
             string("member"),
@@ -446,6 +447,32 @@ pub static COMMANDS: &[Command] = &[
         complexity: "O(N+P*K) where N is the number of members (the ZSETs are freed in the background), P the number of periods of the board and K its KEEP.",
         args: &[key()],
     },
+    // Sharded leaderboards (issue 24).
+    Command {
+        name: "rank.count",
+        summary: "Returns the number of members ranked ahead of a score (and a time, and a member name): summed over the shards of a sharded leaderboard, a member's exact rank.",
+        since: SINCE,
+        complexity: "O(log(N)) where N is the number of members, plus O(M) with MEMBER where M is the number of members with the same score reached in the same time unit.",
+        args: &[
+            key(),
+            integer("score"),
+            Arg::new("position", ArgType::Block)
+                .optional()
+                .with(TIME_MEMBER),
+            PERIOD,
+        ],
+    },
+];
+
+/// RANK.COUNT's `TIME t [MEMBER m]`.
+const TIME_MEMBER: &[Arg] = &[
+    Arg::new("time", ArgType::UnixTime).token("TIME").summary(
+        "when the score was reached: members with the same score reached earlier are ahead",
+    ),
+    string("member")
+        .token("MEMBER")
+        .optional()
+        .summary("members with the same score and time whose name sorts before it are ahead"),
 ];
 
 /// The documentation of command `name` (lowercase), if it has one.
@@ -469,7 +496,11 @@ mod tests {
         let mut names: Vec<&str> = COMMANDS.iter().map(|c| c.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 18, "one entry per command");
+        assert_eq!(
+            names.len(),
+            crate::commands::table::COMMANDS.len(),
+            "one entry per command"
+        );
         for c in COMMANDS {
             assert!(
                 !c.summary.is_empty() && !c.complexity.is_empty(),

@@ -3,12 +3,11 @@
 //! articles).
 
 use super::board::{
-    board_record, hset_effect, note_board_write, published_at, read_settings, refresh_retention,
-    uv_of, BoardState,
+    board_record, check_hot_board, hset_effect, note_board_write, published_at, read_settings,
+    refresh_retention, uv_of, BoardState,
 };
 use super::{
-    bulk, counter_of, reply_array, reply_int, trailing_at_clock, zadd_effect, Args, BoardCtx,
-    CommandsMode, Fail, Res,
+    bulk, counter_of, trailing_at_clock, zadd_effect, Args, BoardCtx, CommandsMode, Fail, Res,
 };
 use crate::ffi::KeyKind;
 use crate::hot::settings::BoardSettings;
@@ -228,7 +227,7 @@ pub(super) fn upkeep(
     .unwrap_or_default();
     // Keep exactly the top `max` by exact score now; forget the rest.
     let keep: std::collections::HashSet<&[u8]> = best.iter().map(|(a, _)| a.as_slice()).collect();
-    let all = reply_array(&b.call_read("ZRANGE", &[b.bytes(), b"0", b"-1"])?);
+    let all = b.zmembers(b.key);
     let gone: Vec<&Vec<u8>> = all
         .iter()
         .filter(|a| !keep.contains(a.as_slice()))
@@ -301,23 +300,29 @@ fn select(
     Ok(Some((best.into_sorted(), examined)))
 }
 
+/// The publish-time bounds of the window `[q - w, q]` (ms, as the scores
+/// of the publish index; an integer text the server would parse to the
+/// same double).
+fn window_bounds(q: i64, w: i64) -> (ffi::Bound, ffi::Bound) {
+    (
+        ffi::Bound::incl(q.saturating_sub(w) as f64),
+        ffi::Bound::incl(q as f64),
+    )
+}
+
 /// The exact top `n` among articles published in `[q - w, q]`, by scoring
 /// every one of them through the publish-time index.
 fn select_window(b: &BoardCtx, f: &Formula, q: i64, n: usize, w: i64) -> Res<Selection> {
     let pubidx = b.derived(Kind::PubIndex, &[], false)?;
-    let (lo, hi) = (q.saturating_sub(w).to_string(), q.to_string());
-    let ids = reply_array(&b.call_read(
-        "ZRANGEBYSCORE",
-        &[pubidx.as_slice(), lo.as_bytes(), hi.as_bytes()],
-    )?);
+    let (lo, hi) = window_bounds(q, w);
+    let ids = b.zrange_by_score(&pubidx, lo, hi, None);
     // The board decides membership: an index entry whose article is no
     // longer on the board (the board was deleted or expired) is not offered.
     let board = b.open_board(false)?;
     let mut best = TopN::new(n);
-    for article in &ids {
-        let member = RedisString::create_from_slice(b.ctx.ctx, article);
-        if board.zset_score(&member).is_some() {
-            offer(b, f, q, Some(w), article, &mut best)?;
+    for (member, _) in &ids {
+        if board.zset_score(member).is_some() {
+            offer(b, f, q, Some(w), member.as_slice(), &mut best)?;
         }
     }
     Ok((best.into_sorted(), ids.len() as u64))
@@ -335,10 +340,8 @@ fn select_in_window(
     prune: bool,
 ) -> Res<Selection> {
     let (pubidx, _) = b.open_derived(Kind::PubIndex, &[], KeyKind::ZSet, false)?;
-    let (lo, hi) = (q.saturating_sub(w).to_string(), q.to_string());
-    let in_win =
-        reply_int(&b.call_read("ZCOUNT", &[pubidx.as_slice(), lo.as_bytes(), hi.as_bytes()])?)
-            .unwrap_or(0);
+    let (lo, hi) = window_bounds(q, w);
+    let in_win = b.zcount(&pubidx, lo, hi) as i64;
     let tried = if prune {
         select(b, f, q, n, Some(w), true, Some(in_win as u64))?
     } else {
@@ -369,10 +372,14 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
     let q = at.unwrap_or_else(ffi::now_ms);
     stats::add(&stats::TOP_CALLS, 1);
-    if b.open_board(false)?.kind() == KeyKind::Empty {
+    let board_h = b.open_board(false)?;
+    if board_h.kind() == KeyKind::Empty {
         return Ok(RedisValue::Array(vec![]));
     }
-    let (_, settings) = read_settings(&b)?;
+    // A ZSET that HOT did not make is refused, as HOT.VIEW refuses it.
+    let (rec, settings) = read_settings(&b)?;
+    check_hot_board(&b, &board_h, rec.is_some())?;
+    drop(board_h);
     let f = settings.formula;
     let prune = prune_ok(&b, &f, q, at.is_none())?;
     let n = limit as usize;

@@ -3,7 +3,7 @@
 
 use super::board::{board_record, check_hot_board, write_record};
 use super::hot::facts;
-use super::{reply_array, zadd_effect, Args, BoardCtx, CommandsMode, Fail, Res};
+use super::{zadd_effect, Args, BoardCtx, CommandsMode, Fail, Res};
 use crate::hot::record::{BoardRecord, Scored};
 use crate::hot::settings::{BoardSettings, SettingError};
 use crate::keys::Kind;
@@ -137,19 +137,16 @@ pub(super) fn alter_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
     // Rescore: every score first (nothing is written if one fails).
     let mut rescored = Vec::new();
     if had.is_some() && old.scored != Scored::By(s.formula.fingerprint()) && board.len() > 0 {
-        let members = reply_array(&b.call_read("ZRANGE", &[b.bytes(), b"0", b"-1"])?);
-        for m in members {
-            let score = match facts(&b, &m)? {
+        let members = b.zrange(b.key, 0, -1)?;
+        for (m, _) in members {
+            let score = match facts(&b, m.as_slice())? {
                 Some(a) if a.pv > 0 => {
                     let p = a.published.unwrap_or(i64::MIN / 2);
                     s.formula.score(a.pv, a.uv, p, now)
                 }
                 _ => 0.0,
             };
-            rescored.push((
-                RedisString::create_from_slice(std::ptr::null_mut(), &m),
-                score,
-            ));
+            rescored.push((m, score));
         }
         let bounded = BoardRecord::after_write(None, s.formula.fingerprint(), now)
             .map_or(now, |r| r.max_view_at);

@@ -2,21 +2,21 @@
 //! Shared glue lives here: the panic guard, the argument cursor, and
 //! [`BoardCtx`], the one way a handler names, ACL-checks, opens, writes
 //! (each write with its replicated effect and keyspace event) and deletes
-//! a board's keys, and reads through `RedisModule_Call` what the key API
-//! cannot (ZRANK, ZRANGE, ZCOUNT, …).
+//! a board's keys, and reads its ZSETs through the key API ([`zread`]: no
+//! internal command, so SLOWLOG and `INFO commandstats` show only what
+//! clients sent).
 
 pub mod board;
 pub mod hot;
 pub mod hot_settings;
 pub mod rank;
+pub mod register;
 pub mod table;
 pub mod view;
+pub mod zread;
 
 use crate::{ffi, keys, stats};
-use redis_module::{
-    CallOptionsBuilder, CallReply, CallResult, Context, RedisError, RedisResult, RedisString,
-    RedisValue,
-};
+use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// A command failure: the standard arity error or a full error message
@@ -69,23 +69,22 @@ pub type Res<T> = Result<T, Fail>;
 
 /// Runs a handler so that a panic becomes an error reply instead of aborting
 /// redis-server, and counts errors for INFO.
-pub fn guard(
-    ctx: &Context,
-    args: Vec<RedisString>,
-    f: fn(&Context, &[RedisString]) -> Res<RedisValue>,
-) -> RedisResult {
+pub fn guard(ctx: &Context, args: Vec<RedisString>, f: table::Handler) -> RedisResult {
     let out = catch_unwind(AssertUnwindSafe(|| f(ctx, &args)));
     match out {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(fail)) => {
-            stats::add(&stats::ERRORS, 1);
-            Err(match fail {
-                Fail::Arity => RedisError::WrongArity,
-                Fail::Msg(m) => RedisError::String(m),
-            })
-        }
+        Ok(Err(fail)) => Err(match fail {
+            Fail::Arity => {
+                stats::count_error(stats::ErrorKind::Arity);
+                RedisError::WrongArity
+            }
+            Fail::Msg(m) => {
+                stats::count_error(stats::ErrorKind::of(&m));
+                RedisError::String(m)
+            }
+        }),
         Err(_) => {
-            stats::add(&stats::ERRORS, 1);
+            stats::count_error(stats::ErrorKind::Other);
             stats::add(&stats::PANICS, 1);
             Err(RedisError::String(
                 "ERR hotrank internal error (caught a panic; please report it)".into(),
@@ -276,6 +275,7 @@ impl<'a> BoardCtx<'a> {
     }
 
     /// The board key's bytes.
+    #[allow(dead_code)] // kept for the handlers of other branches
     pub fn bytes(&self) -> &[u8] {
         self.key.as_slice()
     }
@@ -321,20 +321,6 @@ impl<'a> BoardCtx<'a> {
     /// Whether a key (ACL-checked by the caller) exists, whatever its type.
     pub fn exists(&self, name: &RedisString) -> bool {
         ffi::Key::open(self.ctx, name, false).kind() != ffi::KeyKind::Empty
-    }
-
-    /// A read the key API has no call for (ZRANK, ZRANGE, ZCOUNT, …), through
-    /// `RedisModule_Call`, never replicated. Its keys are the board's,
-    /// ACL-checked by the caller.
-    pub fn call_read(&self, cmd: &str, args: &[&[u8]]) -> Res<CallReply<'static>> {
-        let opts = CallOptionsBuilder::new().errors_as_replies().build();
-        let res: CallResult<'static> = self.ctx.call_ext(cmd, &opts, args);
-        res.map_err(|e| {
-            Fail::Msg(
-                e.to_utf8_string()
-                    .unwrap_or_else(|| "ERR call failed".into()),
-            )
-        })
     }
 
     /// Sets the missing string key `name` (open for writing as `h`) to
@@ -403,33 +389,6 @@ impl<'a> BoardCtx<'a> {
             ffi::replicate_strings(self.ctx, cmd, &argv);
         }
         deleted
-    }
-}
-
-/// An integer reply.
-pub fn reply_int(r: &CallReply) -> Option<i64> {
-    match r {
-        CallReply::I64(v) => Some(v.to_i64()),
-        _ => None,
-    }
-}
-
-/// A bulk or simple string reply as bytes; `None` for nil.
-pub fn reply_bytes(r: &CallReply) -> Option<Vec<u8>> {
-    match r {
-        CallReply::String(s) => Some(s.as_bytes().to_vec()),
-        _ => None,
-    }
-}
-
-/// The elements of an array reply as bytes (nil elements skipped).
-pub fn reply_array(r: &CallReply) -> Vec<Vec<u8>> {
-    match r {
-        CallReply::Array(a) => a
-            .iter()
-            .filter_map(|e| e.ok().as_ref().and_then(reply_bytes))
-            .collect(),
-        _ => Vec::new(),
     }
 }
 

@@ -1,10 +1,10 @@
 //! `RANK.*` handlers: CREATE, INCR, SET, SCORE, RANK, RANGE, REM, CARD,
 //! AROUND, RANGEBYSCORE, MINCR, DROP.
 
-use super::{bulk, reply_array, reply_int, write_time, zadd_effect, Args, BoardCtx, Fail, Res};
+use super::{bulk, write_time, zadd_effect, Args, BoardCtx, Fail, Res};
 use crate::ffi::{self, KeyKind};
 use crate::keys::Kind;
-use crate::parse::{format_score, format_time_ms, parse_i64, IntText, ScoreText};
+use crate::parse::{format_time_ms, parse_i64, IntText, ScoreText};
 use crate::rank::period::{self, parse_period, Period, Spec, Tz};
 use crate::rank::{
     parse_order, parse_resolution, parse_settings_cached, plan_update, Layout, Order, Resolution,
@@ -338,6 +338,7 @@ fn period_expiry(ctx: &Context, name: &RedisString, h: &mut ffi::Key, at: i64, n
     if h.ttl().is_some() {
         return;
     }
+    crate::stats::add(&crate::stats::RANK_PERIODS_ROLLED, 1);
     h.expire_at(at, now);
     let at_s = IntText::new(at);
     super::effect(
@@ -484,51 +485,59 @@ pub(super) fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     };
     let board: &RedisString = &key;
     if !ties {
-        let r = b.call_read("ZRANK", &[board.as_slice(), member.as_slice()])?;
-        return Ok(reply_int(&r).map_or(RedisValue::Null, RedisValue::Integer));
+        return Ok(b
+            .zrank(board, member)?
+            .map_or(RedisValue::Null, |r| RedisValue::Integer(r as i64)));
     }
     let Some((s, _)) = current(&b, board, &l, member)? else {
         return Ok(RedisValue::Null);
     };
     // Every member with a better score packs below (s, earliest time).
-    let floor = format!("({}", format_score(l.encode(s, crate::rank::EPOCH_MS)?));
-    let r = b.call_read("ZCOUNT", &[board.as_slice(), b"-inf", floor.as_bytes()])?;
-    Ok(RedisValue::Integer(reply_int(&r).unwrap_or(0)))
+    let floor = ffi::Bound::excl(l.encode(s, crate::rank::EPOCH_MS)?);
+    let below = b.zcount(board, ffi::Bound::incl(f64::NEG_INFINITY), floor);
+    Ok(RedisValue::Integer(below as i64))
 }
 
-/// `RANK.RANGE K start stop [WITHSCORES] [PERIOD day|week|month [AGO n]]` →
-/// members by rank (ZRANGE indexes).
+/// `RANK.RANGE K start stop [WITHSCORES] [WITHTIME] [PERIOD day|week|month
+/// [AGO n]]` → members by rank (ZRANGE indexes), each followed by its score
+/// (WITHSCORES) and the time it was reached (WITHTIME, unix seconds as text,
+/// as RANK.SCORE … WITHTIME gives it): `[member, score, time, …]` with both.
 pub(super) fn range_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 4, 9)?;
+    let mut args = Args::new(argv, 4, 10)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
-    let start = parse_i64("start", args.next_rs()?.as_slice())?.to_string();
-    let stop = parse_i64("stop", args.next_rs()?.as_slice())?.to_string();
-    let (withscores, period) = read_options(&mut args, Some(b"WITHSCORES"))?;
+    let start = parse_i64("start", args.next_rs()?.as_slice())?;
+    let stop = parse_i64("stop", args.next_rs()?.as_slice())?;
+    // WITHSCORES, WITHTIME and PERIOD p [AGO n], in any order.
+    let (mut withscores, mut withtime, mut period) = (false, false, None);
+    while let Some(o) = args.next() {
+        if o.eq_ignore_ascii_case(b"WITHSCORES") {
+            withscores = true;
+        } else if o.eq_ignore_ascii_case(b"WITHTIME") {
+            withtime = true;
+        } else if o.eq_ignore_ascii_case(b"PERIOD") {
+            period = Some(period_opt(&mut args)?);
+        } else {
+            return Err(Fail::Msg(
+                "ERR syntax error: expected WITHSCORES, WITHTIME or PERIOD".into(),
+            ));
+        }
+    }
     let Some((l, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Array(vec![]));
     };
     let board: &RedisString = &key;
-    let r = b.call_read(
-        "ZRANGE",
-        &[
-            board.as_slice(),
-            start.as_bytes(),
-            stop.as_bytes(),
-            b"WITHSCORES",
-        ],
-    )?;
-    let items = reply_array(&r);
-    let mut out = Vec::with_capacity(items.len());
-    for pair in items.chunks(2) {
-        let [member, packed] = pair else { break };
-        out.push(bulk(member.clone()));
+    let items = b.zrange(board, start, stop)?;
+    if !withtime {
+        return members_reply(&l, items, withscores);
+    }
+    let mut out = Vec::with_capacity(items.len() * (2 + usize::from(withscores)));
+    for (m, packed) in items {
+        let (score, time_ms) = l.decode(packed)?;
+        out.push(RedisValue::BulkRedisString(m));
         if withscores {
-            let v: f64 = std::str::from_utf8(packed)
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .ok_or_else(not_rank)?;
-            out.push(RedisValue::Integer(l.decode(v)?.0));
+            out.push(RedisValue::Integer(score));
         }
+        out.push(bulk(format_time_ms(time_ms)));
     }
     Ok(RedisValue::Array(out))
 }
@@ -558,9 +567,7 @@ pub(super) fn card_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let Some((_, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Integer(0));
     };
-    Ok(RedisValue::Integer(
-        reply_int(&b.call_read("ZCARD", &[key.as_slice()])?).unwrap_or(0),
-    ))
+    Ok(RedisValue::Integer(b.zcard(&key)? as i64))
 }
 
 /// Most neighbours RANK.AROUND returns on each side.
@@ -572,11 +579,11 @@ pub const MAX_AROUND: i64 = 1000;
 pub(super) fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 8)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
-    let member = args.next_rs()?.as_slice();
-    let n = parse_i64("n", args.next_rs()?.as_slice())?;
+    let member = args.next_rs()?;
+    let n = parse_i64("count", args.next_rs()?.as_slice())?;
     if !(0..=MAX_AROUND).contains(&n) {
         return Err(Fail::Msg(format!(
-            "ERR n must be an integer between 0 and {MAX_AROUND}"
+            "ERR count must be an integer between 0 and {MAX_AROUND}"
         )));
     }
     let (_, period) = read_options(&mut args, None)?;
@@ -584,34 +591,34 @@ pub(super) fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
         return Ok(RedisValue::Array(vec![]));
     };
     let board: &RedisString = &key;
-    let Some(r) = reply_int(&b.call_read("ZRANK", &[board.as_slice(), member])?) else {
+    let Some(r) = b.zrank(board, member)? else {
         return Ok(RedisValue::Array(vec![]));
     };
+    let r = r as i64;
     let first = (r - n).max(0);
-    let (s, e) = (first.to_string(), (r + n).to_string());
-    let items = reply_array(&b.call_read(
-        "ZRANGE",
-        &[board.as_slice(), s.as_bytes(), e.as_bytes(), b"WITHSCORES"],
-    )?);
-    let mut out = Vec::with_capacity(items.len() / 2);
-    for (i, pair) in items.chunks(2).enumerate() {
-        let [m, packed] = pair else { break };
+    let items = b.zrange(board, first, r + n)?;
+    let mut out = Vec::with_capacity(items.len());
+    for (i, (m, packed)) in items.into_iter().enumerate() {
         out.push(RedisValue::Array(vec![
             RedisValue::Integer(first + i as i64),
-            bulk(m.clone()),
-            RedisValue::Integer(decode_text(&l, packed)?.0),
+            RedisValue::BulkRedisString(m),
+            RedisValue::Integer(l.decode(packed)?.0),
         ]));
     }
     Ok(RedisValue::Array(out))
 }
 
-/// Decodes a ZSET score given as text.
-fn decode_text(l: &Layout, packed: &[u8]) -> Res<(i64, i64)> {
-    let v: f64 = std::str::from_utf8(packed)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(not_rank)?;
-    Ok(l.decode(v)?)
+/// The reply of a range read: each member, and with `withscores` its
+/// decoded score after it. Error: a score that is not a packed one.
+fn members_reply(l: &Layout, items: Vec<(RedisString, f64)>, withscores: bool) -> Res<RedisValue> {
+    let mut out = Vec::with_capacity(items.len() * (1 + usize::from(withscores)));
+    for (m, packed) in items {
+        out.push(RedisValue::BulkRedisString(m));
+        if withscores {
+            out.push(RedisValue::Integer(l.decode(packed)?.0));
+        }
+    }
+    Ok(RedisValue::Array(out))
 }
 
 /// Parses a score bound: an integer, `-inf` or `+inf`.
@@ -670,32 +677,12 @@ pub(super) fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<Redi
     // Best first = ascending packed values: from the better bound at the
     // earliest time to the worse bound at the latest time.
     let (better, worse) = l.better_worse(min, max);
-    let lo = format_score(l.encode(better, crate::rank::EPOCH_MS)?);
-    let hi = format_score(l.encode(worse, l.last_time_ms())?);
-    let mut zargs: Vec<Vec<u8>> = vec![
-        board.as_slice().to_vec(),
-        lo.into_bytes(),
-        hi.into_bytes(),
-        b"WITHSCORES".to_vec(),
-    ];
-    if let Some((off, cnt)) = limit {
-        zargs.extend([
-            b"LIMIT".to_vec(),
-            off.to_string().into_bytes(),
-            cnt.to_string().into_bytes(),
-        ]);
-    }
-    let refs: Vec<&[u8]> = zargs.iter().map(|v| v.as_slice()).collect();
-    let items = reply_array(&b.call_read("ZRANGEBYSCORE", &refs)?);
-    let mut out = Vec::with_capacity(items.len());
-    for pair in items.chunks(2) {
-        let [m, packed] = pair else { break };
-        out.push(bulk(m.clone()));
-        if withscores {
-            out.push(RedisValue::Integer(decode_text(&l, packed)?.0));
-        }
-    }
-    Ok(RedisValue::Array(out))
+    let lo = ffi::Bound::incl(l.encode(better, crate::rank::EPOCH_MS)?);
+    let hi = ffi::Bound::incl(l.encode(worse, l.last_time_ms())?);
+    // LIMIT offset count: offset >= 0 (checked), count < 0 for all the rest.
+    let limit = limit.map(|(off, cnt)| (usize::try_from(off).unwrap_or(usize::MAX), cnt));
+    let items = b.zrange_by_score(board, lo, hi, limit);
+    members_reply(&l, items, withscores)
 }
 
 /// `RANK.MINCR K delta member [member …]` → the new score of each member, in
@@ -835,4 +822,70 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
         names.push(b.derived(kind, &p, true)?);
     }
     Ok(RedisValue::Integer(b.delete(&names, true)))
+}
+
+// ---------------------------------------------------------------------------
+// RANK.COUNT (sharded leaderboards: a global rank is the sum over the shards)
+
+/// `RANK.COUNT K score [TIME t [MEMBER m]] [PERIOD day|week|month [AGO n]]`
+/// → the number of members ranked ahead of a position: with `score` alone,
+/// the members with a strictly better score (RANK.RANK … TIES of a member
+/// with that score); with `TIME t`, also those with the same score reached
+/// earlier than `t` (in the board's resolution); with `MEMBER m`, also those
+/// with the same score reached at the same time whose name sorts before `m`
+/// (bytewise), so for a member of the board it equals RANK.RANK. Summed over
+/// the shards of a sharded board, it is the member's rank in the union. `m`
+/// need not be on this board. 0 for a missing board.
+///
+/// Errors: `ERR score is not an integer …`, `ERR TIME must be unix seconds
+/// …`, `ERR MEMBER needs TIME`, `ERR syntax error: expected TIME, MEMBER or
+/// PERIOD`, PERIOD's errors.
+pub(super) fn count_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+    use crate::rank::count::{ahead, Ahead};
+    let mut args = Args::new(argv, 3, 11)?;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
+    let score = parse_i64("score", args.next_rs()?.as_slice())?;
+    let (mut time, mut member, mut period) = (None, None, None);
+    while let Some(o) = args.next() {
+        if o.eq_ignore_ascii_case(b"TIME") {
+            time = Some(crate::parse::parse_time_ms("TIME", args.value_of("TIME")?)?);
+        } else if o.eq_ignore_ascii_case(b"MEMBER") {
+            member = Some(args.value_of("MEMBER")?);
+        } else if o.eq_ignore_ascii_case(b"PERIOD") {
+            period = Some(period_opt(&mut args)?);
+        } else {
+            return Err(Fail::Msg(
+                "ERR syntax error: expected TIME, MEMBER or PERIOD".into(),
+            ));
+        }
+    }
+    if member.is_some() && time.is_none() {
+        return Err(Fail::Msg("ERR MEMBER needs TIME".into()));
+    }
+    let Some((l, key)) = read_target(&b, period)? else {
+        return Ok(RedisValue::Integer(0));
+    };
+    let board: &RedisString = &key;
+    let below = |hi: ffi::Bound| b.zcount(board, ffi::Bound::incl(f64::NEG_INFINITY), hi) as i64;
+    let n = match ahead(&l, score, time, member.is_some()) {
+        Ahead::Nobody => 0,
+        Ahead::Everyone => b.zcard(board)? as i64,
+        Ahead::UpTo { packed } => below(ffi::Bound::incl(packed)),
+        Ahead::Below { packed, ties } => {
+            let mut n = below(ffi::Bound::excl(packed));
+            if let (true, Some(m)) = (ties, member) {
+                // Members with exactly this packed score sort by name: rare
+                // (same score in the same time unit), so they are listed.
+                let same = b.zrange_by_score(
+                    board,
+                    ffi::Bound::incl(packed),
+                    ffi::Bound::incl(packed),
+                    None,
+                );
+                n += same.iter().filter(|(x, _)| x.as_slice() < m).count() as i64;
+            }
+            n
+        }
+    };
+    Ok(RedisValue::Integer(n))
 }
