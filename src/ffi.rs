@@ -136,6 +136,14 @@ pub struct AclUser {
 }
 
 impl AclUser {
+    /// No user: every check passes. For commands from the master or the
+    /// AOF, which must never look up a user (none exists on Redis 7.0).
+    pub fn none() -> AclUser {
+        AclUser {
+            user: std::ptr::null_mut(),
+        }
+    }
+
     /// The user of the running command.
     pub fn current(ctx: &Context) -> AclUser {
         // SAFETY: the API table is written once at load time and only read afterwards.
@@ -295,6 +303,157 @@ impl Iterator for ZsetRevIter {
 }
 
 impl Drop for ZsetRevIter {
+    fn drop(&mut self) {
+        // SAFETY: stopping a range on an open key is always allowed (no-op if none).
+        unsafe { raw::RedisModule_ZsetRangeStop.expect("zset range API")(self.key.key) };
+    }
+}
+
+// ---------------------------------------------------------------------------
+// ZSET reads through the key API (no `RedisModule_Call`): walks over a score
+// range that can count and skip members without fetching them, so that
+// SLOWLOG and `INFO commandstats` show only what clients sent.
+// ---------------------------------------------------------------------------
+
+/// One end of a score range: the score and whether it is excluded (`(s`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bound {
+    /// The score (may be infinite).
+    pub score: f64,
+    /// Whether members with exactly this score are left out.
+    pub excluded: bool,
+}
+
+impl Bound {
+    /// `s`, included.
+    pub fn incl(score: f64) -> Bound {
+        Bound {
+            score,
+            excluded: false,
+        }
+    }
+
+    /// `(s`, excluded.
+    pub fn excl(score: f64) -> Bound {
+        Bound {
+            score,
+            excluded: true,
+        }
+    }
+}
+
+/// A walk over the members of a ZSET whose score lies between two bounds,
+/// in the ZSET's order (score, then member bytes) from the lowest
+/// (`RedisModule_ZsetFirstInScoreRange` / `ZsetRangeNext`) or, reversed,
+/// from the highest (`ZsetLastInScoreRange` / `ZsetRangePrev`). Each step is
+/// one skiplist or listpack hop; [`ZsetWalk::pass`] and [`ZsetWalk::remaining`]
+/// fetch no member. The key must not be modified while the walk lives
+/// (read paths only).
+pub struct ZsetWalk {
+    key: RawKey,
+    /// Whether the walk stands on a member.
+    more: bool,
+    rev: bool,
+}
+
+impl ZsetWalk {
+    /// Starts a walk over the members of ZSET `name` with a score in
+    /// `[min, max]` (each bound maybe excluded), from the lowest (`rev`
+    /// false) or the highest. `None` when the key is missing or not a ZSET;
+    /// an empty range gives an empty walk.
+    pub fn open(
+        ctx: &Context,
+        name: &RedisString,
+        min: Bound,
+        max: Bound,
+        rev: bool,
+    ) -> Option<ZsetWalk> {
+        let key = RawKey::open(ctx, name)?;
+        // SAFETY: the API table is written once at load time and only read
+        // afterwards; key is an open handle. The call fails (ERR) on a
+        // non-ZSET or an empty range, reported as no members.
+        let ok = unsafe {
+            let start = if rev {
+                raw::RedisModule_ZsetLastInScoreRange
+            } else {
+                raw::RedisModule_ZsetFirstInScoreRange
+            };
+            start.expect("zset range API exists on every server")(
+                key.key,
+                min.score,
+                max.score,
+                i32::from(min.excluded),
+                i32::from(max.excluded),
+            )
+        };
+        // An empty range still starts (OK) with the end already reached.
+        // SAFETY: as above; EndReached only reads the handle's range state.
+        let more = ok == raw::REDISMODULE_OK as i32
+            && unsafe { raw::RedisModule_ZsetRangeEndReached.expect("zset range API")(key.key) }
+                == 0;
+        Some(ZsetWalk { key, more, rev })
+    }
+
+    /// Moves past the current member; whether the walk still stands on one.
+    fn step(&mut self) -> bool {
+        // SAFETY: a range is active on this open key (`more`); the calls
+        // return 0 once the end of the range is passed.
+        self.more = unsafe {
+            if self.rev {
+                raw::RedisModule_ZsetRangePrev.expect("zset range API")(self.key.key)
+            } else {
+                raw::RedisModule_ZsetRangeNext.expect("zset range API")(self.key.key)
+            }
+        } != 0;
+        self.more
+    }
+
+    /// Steps over up to `n` members without fetching them; how many it
+    /// stepped over (fewer at the end of the range).
+    pub fn pass(&mut self, n: usize) -> usize {
+        let mut done = 0;
+        while done < n && self.more {
+            done += 1;
+            self.step();
+        }
+        done
+    }
+
+    /// The number of members left in the walk, without fetching them.
+    pub fn remaining(mut self) -> usize {
+        self.pass(usize::MAX)
+    }
+}
+
+impl Iterator for ZsetWalk {
+    type Item = (RedisString, f64);
+
+    /// The current member (a new string, freed on drop) and its score,
+    /// then one step on.
+    fn next(&mut self) -> Option<Self::Item> {
+        if !self.more {
+            return None;
+        }
+        let mut score = 0.0;
+        // SAFETY: a range is active on this open key; the returned string is
+        // new and owned by the RedisString, which frees it on drop.
+        let ele = unsafe {
+            raw::RedisModule_ZsetRangeCurrentElement.expect("zset range API")(
+                self.key.key,
+                &mut score,
+            )
+        };
+        if ele.is_null() {
+            self.more = false;
+            return None;
+        }
+        let member = RedisString::from_redis_module_string(self.key.ctx, ele);
+        self.step();
+        Some((member, score))
+    }
+}
+
+impl Drop for ZsetWalk {
     fn drop(&mut self) {
         // SAFETY: stopping a range on an open key is always allowed (no-op if none).
         unsafe { raw::RedisModule_ZsetRangeStop.expect("zset range API")(self.key.key) };

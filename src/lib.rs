@@ -121,6 +121,7 @@ redis_module! {
             [config::BETA.name, &config::BETA, config::BETA.default_text(), ConfigurationFlags::DEFAULT, None],
             [config::BASE.name, &config::BASE, config::BASE.default_text(), ConfigurationFlags::DEFAULT, None],
             [config::GAMMA.name, &config::GAMMA, config::GAMMA.default_text(), ConfigurationFlags::DEFAULT, None],
+            [config::ReplicateConfig::NAME, &config::REPLICATE, config::ReplicateConfig::DEFAULT, ConfigurationFlags::DEFAULT, None],
         ],
         bool: [],
         enum: [],

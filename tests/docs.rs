@@ -20,10 +20,12 @@ use redis::{Connection, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every command of the module (the `redis_module!` list in `src/lib.rs`).
-const COMMANDS: [&str; 16] = [
+const COMMANDS: [&str; 18] = [
     "hot.publish",
     "hot.view",
     "hot.top",
+    "hot.create",
+    "hot.alter",
     "hot.stats",
     "rank.create",
     "rank.incr",
@@ -228,6 +230,8 @@ fn value(a: &Arg, keys: &mut u32) -> String {
         ("unix-time", _) => "1700000000.5".into(),
         ("integer", "min") => "-100".into(),
         ("integer", "max") => "100".into(),
+        ("integer", "retention") => "3600".into(),
+        ("string", "alpha" | "beta" | "base" | "gamma") => "1.5".into(),
         ("integer", _) => "1".into(),
         ("string", "min") => "-inf".into(),
         ("string", "max") => "+inf".into(),
@@ -491,6 +495,10 @@ fn generated_invocations_are_accepted() {
         let all = invocations(name, d, &mut keys);
         for words in &all {
             tried += 1;
+            if name == "hot.alter" {
+                // HOT.ALTER changes a board that exists.
+                run(&mut c, &["HOT.CREATE".to_string(), words[1].clone()]).expect("HOT.CREATE");
+            }
             if let Err(e) = run(&mut c, words) {
                 panic!("{words:?}, generated from the docs of {name}, is refused: {e}");
             }
@@ -530,6 +538,25 @@ fn parser_keywords_match_the_documented_tokens() {
                 .expect("a command")
                 .insert(kw.to_ascii_uppercase());
         }
+    }
+    // HOT.CREATE and HOT.ALTER take the setting names of src/hot/settings.rs
+    // (matched there by name, not by keyword).
+    for cmd in ["hot.create", "hot.alter"] {
+        from_source.get_mut(cmd).expect("a command").extend(
+            [
+                "ALPHA",
+                "BETA",
+                "BASE",
+                "GAMMA",
+                "DEDUP-SECONDS",
+                "DEDUP-SHARDS",
+                "VISITOR-MAX-VIEWS",
+                "VISITOR-WINDOW-SECONDS",
+                "MAX-ARTICLES",
+                "RETENTION-SECONDS",
+            ]
+            .map(String::from),
+        );
     }
     for (name, d) in &docs {
         assert_eq!(

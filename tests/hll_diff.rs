@@ -194,7 +194,26 @@ fn run(c: &mut Connection, rng: &mut Rng, mix: &Mix, max: usize) -> Stats {
         let v = &mut local[*k];
         let created = v.is_none();
         let bytes = v.get_or_insert_with(hll::create);
+        // The one-walk add and count (what HOT.VIEW runs) on a twin of a
+        // sparse value: same reply, and the bytes of add, then count when
+        // it says it recounted.
+        let twin = (bytes[4] == 1).then(|| {
+            let mut t = bytes.clone();
+            (
+                hll::add_counted(&mut t, e, max).expect("local add_counted"),
+                t,
+            )
+        });
         let r = hll::add(bytes, e, max).expect("local add");
+        if let Some((a, t)) = twin {
+            assert_eq!(a.changed, r, "add_counted reply");
+            assert_eq!(a.count, hll::estimate_of(bytes).expect("estimate"));
+            let mut want = bytes.clone();
+            if a.recounted {
+                hll::count(&mut want).expect("count");
+            }
+            assert!(t == want, "add_counted bytes");
+        }
         changed += usize::from(r || created);
         want.push(i64::from(r || created));
         pipe.cmd("PFADD").arg(&keys[*k]).arg(e);

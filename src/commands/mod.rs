@@ -2,20 +2,21 @@
 //! Shared glue lives here: the panic guard, the argument cursor, and
 //! [`BoardCtx`], the one way a handler names, ACL-checks, opens, writes
 //! (each write with its replicated effect and keyspace event) and deletes
-//! a board's keys, and reads through `RedisModule_Call` what the key API
-//! cannot (ZRANK, ZRANGE, ZCOUNT, …).
+//! a board's keys, and reads its ZSETs through the key API ([`zread`]: no
+//! internal command, so SLOWLOG and `INFO commandstats` show only what
+//! clients sent).
 
+pub mod board;
 pub mod hot;
+pub mod hot_settings;
 pub mod rank;
 pub mod register;
 pub mod table;
 pub mod view;
+pub mod zread;
 
 use crate::{ffi, keys, stats};
-use redis_module::{
-    CallOptionsBuilder, CallReply, CallResult, Context, RedisError, RedisResult, RedisString,
-    RedisValue,
-};
+use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// A command failure: the standard arity error or a full error message
@@ -147,10 +148,72 @@ impl<'a> Args<'a> {
     }
 }
 
+/// Whether the running command comes from the master's replication stream
+/// or the AOF: it is then neither ACL-checked (the master's client has no
+/// ACL user on Redis 7.0) nor judged by this server's clock.
+pub fn from_master_or_aof(ctx: &Context) -> bool {
+    let f = ctx.get_flags();
+    f.contains(redis_module::ContextFlags::REPLICATED)
+        || f.contains(redis_module::ContextFlags::LOADING)
+}
+
+thread_local! {
+    /// Set while a write runs in `commands` mode: its effects are not
+    /// replicated, the command itself is (see [`CommandsMode`]).
+    static COMMANDS_MODE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the running write replicates as one command (`hotrank.replicate
+/// commands`) instead of its effects.
+pub fn replicating_commands() -> bool {
+    COMMANDS_MODE.with(|c| c.get())
+}
+
+/// For the duration of one HOT write: `hotrank.replicate` as it was when
+/// the write started (effects are not replicated in `commands` mode).
+pub struct CommandsMode;
+
+impl CommandsMode {
+    pub fn enter() -> CommandsMode {
+        let on = crate::config::replicate() == crate::config::Replicate::Commands;
+        COMMANDS_MODE.with(|c| c.set(on));
+        CommandsMode
+    }
+}
+
+impl Drop for CommandsMode {
+    fn drop(&mut self) {
+        COMMANDS_MODE.with(|c| c.set(false));
+    }
+}
+
+/// Parses the trailing `[AT t] [CLOCK c]` of a HOT write. `CLOCK c` (unix ms,
+/// the master's clock when it ran the command) is taken only from the master
+/// or the AOF, where it replaces this server's clock. Returns (write time,
+/// clock), as [`write_time`].
+pub fn trailing_at_clock(ctx: &Context, args: &mut Args) -> Res<(i64, i64)> {
+    let (mut at, mut clock) = (None, None);
+    while let Some(opt) = args.next() {
+        match opt.to_ascii_uppercase().as_slice() {
+            b"AT" if at.is_none() => at = Some(args.value_of("AT")?),
+            b"CLOCK" if clock.is_none() && from_master_or_aof(ctx) => {
+                clock = Some(crate::parse::parse_i64("CLOCK", args.value_of("CLOCK")?)?)
+            }
+            _ if at.is_some() => return Err(Fail::Msg("ERR syntax error".into())),
+            _ => return Err(Fail::Msg("ERR syntax error: expected AT t".into())),
+        }
+    }
+    write_time_at(at, clock.unwrap_or_else(ffi::now_ms))
+}
+
 /// Parses the optional `AT t` pair used by write commands: refused when
 /// later than the server clock. Returns (view time, server time).
 pub fn write_time(at: Option<&[u8]>) -> Res<(i64, i64)> {
-    let now = ffi::now_ms();
+    write_time_at(at, ffi::now_ms())
+}
+
+/// [`write_time`] against the clock `now`.
+pub fn write_time_at(at: Option<&[u8]>, now: i64) -> Res<(i64, i64)> {
     match at {
         None => Ok((now, now)),
         Some(raw) => {
@@ -191,7 +254,11 @@ impl<'a> BoardCtx<'a> {
         Ok(BoardCtx {
             ctx,
             key,
-            acl: ffi::AclUser::current(ctx),
+            acl: if from_master_or_aof(ctx) {
+                ffi::AclUser::none()
+            } else {
+                ffi::AclUser::current(ctx)
+            },
             name: std::cell::RefCell::new(Vec::with_capacity(2 * key.len() + 64)),
         })
     }
@@ -208,6 +275,7 @@ impl<'a> BoardCtx<'a> {
     }
 
     /// The board key's bytes.
+    #[allow(dead_code)] // kept for the handlers of other branches
     pub fn bytes(&self) -> &[u8] {
         self.key.as_slice()
     }
@@ -255,20 +323,6 @@ impl<'a> BoardCtx<'a> {
         ffi::Key::open(self.ctx, name, false).kind() != ffi::KeyKind::Empty
     }
 
-    /// A read the key API has no call for (ZRANK, ZRANGE, ZCOUNT, …), through
-    /// `RedisModule_Call`, never replicated. Its keys are the board's,
-    /// ACL-checked by the caller.
-    pub fn call_read(&self, cmd: &str, args: &[&[u8]]) -> Res<CallReply<'static>> {
-        let opts = CallOptionsBuilder::new().errors_as_replies().build();
-        let res: CallResult<'static> = self.ctx.call_ext(cmd, &opts, args);
-        res.map_err(|e| {
-            Fail::Msg(
-                e.to_utf8_string()
-                    .unwrap_or_else(|| "ERR call failed".into()),
-            )
-        })
-    }
-
     /// Sets the missing string key `name` (open for writing as `h`) to
     /// `text` as `SET name text` would: replicated as that command, with its
     /// `set` event and WATCH signal.
@@ -291,7 +345,9 @@ impl<'a> BoardCtx<'a> {
         let removed: i64 = members.iter().map(|m| i64::from(h.zset_rem(m))).sum();
         if removed > 0 {
             let argv: Vec<&RedisString> = std::iter::once(name).chain(&members).collect();
-            ffi::replicate_strings(self.ctx, c"ZREM", &argv);
+            if !replicating_commands() {
+                ffi::replicate_strings(self.ctx, c"ZREM", &argv);
+            }
             ffi::notify(self.ctx, ffi::Event::ZSet, c"zrem", name);
             if h.kind() == ffi::KeyKind::Empty {
                 ffi::notify(self.ctx, ffi::Event::Generic, c"del", name);
@@ -327,39 +383,12 @@ impl<'a> BoardCtx<'a> {
                 ffi::signal_modified(self.ctx, name);
             }
         }
-        if deleted > 0 {
+        if deleted > 0 && !replicating_commands() {
             let argv: Vec<&RedisString> = keys.iter().map(|(n, _)| *n).collect();
             let cmd = if unlink { c"UNLINK" } else { c"DEL" };
             ffi::replicate_strings(self.ctx, cmd, &argv);
         }
         deleted
-    }
-}
-
-/// An integer reply.
-pub fn reply_int(r: &CallReply) -> Option<i64> {
-    match r {
-        CallReply::I64(v) => Some(v.to_i64()),
-        _ => None,
-    }
-}
-
-/// A bulk or simple string reply as bytes; `None` for nil.
-pub fn reply_bytes(r: &CallReply) -> Option<Vec<u8>> {
-    match r {
-        CallReply::String(s) => Some(s.as_bytes().to_vec()),
-        _ => None,
-    }
-}
-
-/// The elements of an array reply as bytes (nil elements skipped).
-pub fn reply_array(r: &CallReply) -> Vec<Vec<u8>> {
-    match r {
-        CallReply::Array(a) => a
-            .iter()
-            .filter_map(|e| e.ok().as_ref().and_then(reply_bytes))
-            .collect(),
-        _ => Vec::new(),
     }
 }
 
@@ -380,7 +409,9 @@ pub fn effect(
     cmd: &std::ffi::CStr,
     args: &[&[u8]],
 ) {
-    ffi::replicate(ctx, cmd, name, args);
+    if !replicating_commands() {
+        ffi::replicate(ctx, cmd, name, args);
+    }
     ffi::notify(ctx, class, event, name);
     ffi::signal_modified(ctx, name);
 }
@@ -393,7 +424,9 @@ pub fn zadd_effect(
     text: &crate::parse::ScoreText,
     member: &RedisString,
 ) {
-    ffi::replicate_zadd(ctx, name, text.as_bytes(), member);
+    if !replicating_commands() {
+        ffi::replicate_zadd(ctx, name, text.as_bytes(), member);
+    }
     ffi::notify(ctx, ffi::Event::ZSet, c"zadd", name);
     ffi::signal_modified(ctx, name);
 }

@@ -1,10 +1,10 @@
 //! `RANK.*` handlers: CREATE, INCR, SET, SCORE, RANK, RANGE, REM, CARD,
 //! AROUND, RANGEBYSCORE, MINCR, DROP.
 
-use super::{bulk, reply_array, reply_int, write_time, zadd_effect, Args, BoardCtx, Fail, Res};
+use super::{bulk, write_time, zadd_effect, Args, BoardCtx, Fail, Res};
 use crate::ffi::{self, KeyKind};
 use crate::keys::Kind;
-use crate::parse::{format_score, format_time_ms, parse_i64, IntText, ScoreText};
+use crate::parse::{format_time_ms, parse_i64, IntText, ScoreText};
 use crate::rank::period::{self, parse_period, Period, Spec, Tz};
 use crate::rank::{
     parse_order, parse_resolution, parse_settings_cached, plan_update, Layout, Order, Resolution,
@@ -485,16 +485,17 @@ pub(super) fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     };
     let board: &RedisString = &key;
     if !ties {
-        let r = b.call_read("ZRANK", &[board.as_slice(), member.as_slice()])?;
-        return Ok(reply_int(&r).map_or(RedisValue::Null, RedisValue::Integer));
+        return Ok(b
+            .zrank(board, member)?
+            .map_or(RedisValue::Null, |r| RedisValue::Integer(r as i64)));
     }
     let Some((s, _)) = current(&b, board, &l, member)? else {
         return Ok(RedisValue::Null);
     };
     // Every member with a better score packs below (s, earliest time).
-    let floor = format!("({}", format_score(l.encode(s, crate::rank::EPOCH_MS)?));
-    let r = b.call_read("ZCOUNT", &[board.as_slice(), b"-inf", floor.as_bytes()])?;
-    Ok(RedisValue::Integer(reply_int(&r).unwrap_or(0)))
+    let floor = ffi::Bound::excl(l.encode(s, crate::rank::EPOCH_MS)?);
+    let below = b.zcount(board, ffi::Bound::incl(f64::NEG_INFINITY), floor);
+    Ok(RedisValue::Integer(below as i64))
 }
 
 /// `RANK.RANGE K start stop [WITHSCORES] [PERIOD day|week|month [AGO n]]` →
@@ -502,36 +503,15 @@ pub(super) fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
 pub(super) fn range_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 9)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
-    let start = parse_i64("start", args.next_rs()?.as_slice())?.to_string();
-    let stop = parse_i64("stop", args.next_rs()?.as_slice())?.to_string();
+    let start = parse_i64("start", args.next_rs()?.as_slice())?;
+    let stop = parse_i64("stop", args.next_rs()?.as_slice())?;
     let (withscores, period) = read_options(&mut args, Some(b"WITHSCORES"))?;
     let Some((l, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Array(vec![]));
     };
     let board: &RedisString = &key;
-    let r = b.call_read(
-        "ZRANGE",
-        &[
-            board.as_slice(),
-            start.as_bytes(),
-            stop.as_bytes(),
-            b"WITHSCORES",
-        ],
-    )?;
-    let items = reply_array(&r);
-    let mut out = Vec::with_capacity(items.len());
-    for pair in items.chunks(2) {
-        let [member, packed] = pair else { break };
-        out.push(bulk(member.clone()));
-        if withscores {
-            let v: f64 = std::str::from_utf8(packed)
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .ok_or_else(not_rank)?;
-            out.push(RedisValue::Integer(l.decode(v)?.0));
-        }
-    }
-    Ok(RedisValue::Array(out))
+    let items = b.zrange(board, start, stop)?;
+    members_reply(&l, items, withscores)
 }
 
 /// `RANK.REM K member [member …]` → number removed.
@@ -559,9 +539,7 @@ pub(super) fn card_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let Some((_, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Integer(0));
     };
-    Ok(RedisValue::Integer(
-        reply_int(&b.call_read("ZCARD", &[key.as_slice()])?).unwrap_or(0),
-    ))
+    Ok(RedisValue::Integer(b.zcard(&key)? as i64))
 }
 
 /// Most neighbours RANK.AROUND returns on each side.
@@ -573,7 +551,7 @@ pub const MAX_AROUND: i64 = 1000;
 pub(super) fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 8)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
-    let member = args.next_rs()?.as_slice();
+    let member = args.next_rs()?;
     let n = parse_i64("count", args.next_rs()?.as_slice())?;
     if !(0..=MAX_AROUND).contains(&n) {
         return Err(Fail::Msg(format!(
@@ -585,34 +563,34 @@ pub(super) fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
         return Ok(RedisValue::Array(vec![]));
     };
     let board: &RedisString = &key;
-    let Some(r) = reply_int(&b.call_read("ZRANK", &[board.as_slice(), member])?) else {
+    let Some(r) = b.zrank(board, member)? else {
         return Ok(RedisValue::Array(vec![]));
     };
+    let r = r as i64;
     let first = (r - n).max(0);
-    let (s, e) = (first.to_string(), (r + n).to_string());
-    let items = reply_array(&b.call_read(
-        "ZRANGE",
-        &[board.as_slice(), s.as_bytes(), e.as_bytes(), b"WITHSCORES"],
-    )?);
-    let mut out = Vec::with_capacity(items.len() / 2);
-    for (i, pair) in items.chunks(2).enumerate() {
-        let [m, packed] = pair else { break };
+    let items = b.zrange(board, first, r + n)?;
+    let mut out = Vec::with_capacity(items.len());
+    for (i, (m, packed)) in items.into_iter().enumerate() {
         out.push(RedisValue::Array(vec![
             RedisValue::Integer(first + i as i64),
-            bulk(m.clone()),
-            RedisValue::Integer(decode_text(&l, packed)?.0),
+            RedisValue::BulkRedisString(m),
+            RedisValue::Integer(l.decode(packed)?.0),
         ]));
     }
     Ok(RedisValue::Array(out))
 }
 
-/// Decodes a ZSET score given as text.
-fn decode_text(l: &Layout, packed: &[u8]) -> Res<(i64, i64)> {
-    let v: f64 = std::str::from_utf8(packed)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(not_rank)?;
-    Ok(l.decode(v)?)
+/// The reply of a range read: each member, and with `withscores` its
+/// decoded score after it. Error: a score that is not a packed one.
+fn members_reply(l: &Layout, items: Vec<(RedisString, f64)>, withscores: bool) -> Res<RedisValue> {
+    let mut out = Vec::with_capacity(items.len() * (1 + usize::from(withscores)));
+    for (m, packed) in items {
+        out.push(RedisValue::BulkRedisString(m));
+        if withscores {
+            out.push(RedisValue::Integer(l.decode(packed)?.0));
+        }
+    }
+    Ok(RedisValue::Array(out))
 }
 
 /// Parses a score bound: an integer, `-inf` or `+inf`.
@@ -671,32 +649,12 @@ pub(super) fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<Redi
     // Best first = ascending packed values: from the better bound at the
     // earliest time to the worse bound at the latest time.
     let (better, worse) = l.better_worse(min, max);
-    let lo = format_score(l.encode(better, crate::rank::EPOCH_MS)?);
-    let hi = format_score(l.encode(worse, l.last_time_ms())?);
-    let mut zargs: Vec<Vec<u8>> = vec![
-        board.as_slice().to_vec(),
-        lo.into_bytes(),
-        hi.into_bytes(),
-        b"WITHSCORES".to_vec(),
-    ];
-    if let Some((off, cnt)) = limit {
-        zargs.extend([
-            b"LIMIT".to_vec(),
-            off.to_string().into_bytes(),
-            cnt.to_string().into_bytes(),
-        ]);
-    }
-    let refs: Vec<&[u8]> = zargs.iter().map(|v| v.as_slice()).collect();
-    let items = reply_array(&b.call_read("ZRANGEBYSCORE", &refs)?);
-    let mut out = Vec::with_capacity(items.len());
-    for pair in items.chunks(2) {
-        let [m, packed] = pair else { break };
-        out.push(bulk(m.clone()));
-        if withscores {
-            out.push(RedisValue::Integer(decode_text(&l, packed)?.0));
-        }
-    }
-    Ok(RedisValue::Array(out))
+    let lo = ffi::Bound::incl(l.encode(better, crate::rank::EPOCH_MS)?);
+    let hi = ffi::Bound::incl(l.encode(worse, l.last_time_ms())?);
+    // LIMIT offset count: offset >= 0 (checked), count < 0 for all the rest.
+    let limit = limit.map(|(off, cnt)| (usize::try_from(off).unwrap_or(usize::MAX), cnt));
+    let items = b.zrange_by_score(board, lo, hi, limit);
+    members_reply(&l, items, withscores)
 }
 
 /// `RANK.MINCR K delta member [member …]` → the new score of each member, in

@@ -9,7 +9,7 @@
 //! To add a command: a handler `fn(&Context, &[RedisString]) -> Res<RedisValue>`,
 //! a row here, and its docs in `src/docs.rs` (`tests/docs.rs` checks them).
 
-use super::{hot, rank, view, Res};
+use super::{hot, hot_settings, rank, view, Res};
 use redis_module::{Context, RedisString, RedisValue};
 use std::ffi::CStr;
 
@@ -46,7 +46,7 @@ pub struct Command {
 use KeyAccess::{Delete, Read, Remove, Write};
 
 /// Every command of the module, in registration order.
-pub static COMMANDS: [Command; 16] = [
+pub static COMMANDS: [Command; 18] = [
     crate::command!(
         "hot.publish",
         hot::publish_impl,
@@ -62,6 +62,21 @@ pub static COMMANDS: [Command; 16] = [
         c"write"
     ),
     crate::command!("hot.top", hot::top_impl, c"readonly", Read, c"read"),
+    // HOT board settings (issue 21).
+    crate::command!(
+        "hot.create",
+        hot_settings::create_impl,
+        c"write deny-oom fast",
+        Write,
+        c"write fast"
+    ),
+    crate::command!(
+        "hot.alter",
+        hot_settings::alter_impl,
+        c"write deny-oom",
+        Write,
+        c"write"
+    ),
     crate::command!(
         "hot.stats",
         hot::stats_impl,

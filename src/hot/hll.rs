@@ -195,6 +195,100 @@ pub fn add(value: &mut Vec<u8>, element: &[u8], sparse_max_bytes: usize) -> Resu
     set_register(value, index, count, sparse_max_bytes)
 }
 
+/// What [`add_counted`] did: `PFADD`'s reply and the count after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Added {
+    /// Whether a register changed (`PFADD`'s 1/0).
+    pub changed: bool,
+    /// The cardinality after the add: the cached count when it is still
+    /// valid, else the estimate `PFCOUNT` would compute.
+    pub count: u64,
+    /// Whether that estimate was written into the header (cache valid,
+    /// stale bit cleared), as `PFCOUNT` would: only when [`worth_caching`].
+    pub recounted: bool,
+}
+
+/// [`add`] then the count ([`count`] when the result is [`worth_caching`],
+/// else [`estimate_of`]), in one walk of a sparse body: the walk that finds
+/// the register also checks the whole body and takes the register
+/// histogram, which the add then adjusts, so the estimate reads no register
+/// again. Same bytes, replies and errors as the two calls; nothing is written
+/// on error.
+pub fn add_counted(
+    value: &mut Vec<u8>,
+    element: &[u8],
+    sparse_max_bytes: usize,
+) -> Result<Added, HllError> {
+    let (index, count) = pattern(element);
+    set_register_counted(value, index, count, sparse_max_bytes)
+}
+
+/// [`add_counted`] for a given register and value (see [`set_register`]).
+pub fn set_register_counted(
+    value: &mut Vec<u8>,
+    index: usize,
+    count: u8,
+    sparse_max_bytes: usize,
+) -> Result<Added, HllError> {
+    assert!(index < REGISTERS && (1..=63).contains(&count));
+    validate(value)?;
+    if value[4] == ENC_DENSE {
+        let changed = dense_set(&mut value[HEADER_LEN..], index, count);
+        if changed {
+            value[15] |= STALE;
+        }
+        let (count, recounted) = count_dense(value);
+        return Ok(Added {
+            changed,
+            count,
+            recounted,
+        });
+    }
+    let mut hist = [0u32; 64];
+    let mut zeros = 0u32;
+    let c = locate(&value[HEADER_LEN..], index, &mut zeros, &mut hist)?;
+    let changed = sparse_set(value, &c, index, count, sparse_max_bytes);
+    if changed {
+        value[15] |= STALE;
+        // The register went from c.value to count: the only change.
+        if c.value == 0 {
+            zeros -= 1;
+        } else {
+            hist[usize::from(c.value)] -= 1;
+        }
+        hist[usize::from(count)] += 1;
+    }
+    if let Some(cached) = cached_count(value) {
+        return Ok(Added {
+            changed,
+            count: cached,
+            recounted: false,
+        });
+    }
+    hist[0] = zeros;
+    let card = estimate(&hist);
+    let recounted = worth_caching(value);
+    if recounted {
+        value[8..16].copy_from_slice(&card.to_le_bytes());
+    }
+    Ok(Added {
+        changed,
+        count: card,
+        recounted,
+    })
+}
+
+/// The count of a dense value after an add: cached, or estimated and cached
+/// (a dense value is always [`worth_caching`]).
+fn count_dense(value: &mut [u8]) -> (u64, bool) {
+    if let Some(c) = cached_count(value) {
+        return (c, false);
+    }
+    let card = estimate(&dense_histogram(&value[HEADER_LEN..]));
+    value[8..16].copy_from_slice(&card.to_le_bytes());
+    (card, true)
+}
+
 /// [`add`] for a given register and value (1..=51): the register becomes
 /// `max(old, count)`. Panics when `index >= REGISTERS` or `count` is 0 or
 /// above 63.
@@ -209,7 +303,10 @@ pub fn set_register(
     let changed = if value[4] == ENC_DENSE {
         dense_set(&mut value[HEADER_LEN..], index, count)
     } else {
-        sparse_set(value, index, count, sparse_max_bytes)?
+        let mut zeros = 0;
+        let mut hist = [0u32; 64];
+        let c = locate(&value[HEADER_LEN..], index, &mut zeros, &mut hist)?;
+        sparse_set(value, &c, index, count, sparse_max_bytes)
     };
     if changed {
         value[15] |= STALE;
@@ -273,22 +370,30 @@ pub fn registers(value: &[u8]) -> Result<Vec<u8>, HllError> {
 /// The histogram of register values (64 buckets; values above 51 cannot be
 /// produced by an add but are counted where they fall, as the server does).
 fn histogram(value: &[u8]) -> Result<[u32; 64], HllError> {
-    let mut h = [0u32; 64];
     let body = &value[HEADER_LEN..];
     if value[4] == ENC_DENSE {
-        for b in body.chunks_exact(3) {
-            let w = u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[2]) << 16;
-            for s in [0, 6, 12, 18] {
-                h[(w >> s & 63) as usize] += 1;
-            }
-        }
-    } else {
+        return Ok(dense_histogram(body));
+    }
+    let mut h = [0u32; 64];
+    {
         for op in ops(body) {
             let (value, run) = op?;
             h[usize::from(value)] += run as u32;
         }
     }
     Ok(h)
+}
+
+/// The histogram of a dense body's registers.
+fn dense_histogram(body: &[u8]) -> [u32; 64] {
+    let mut h = [0u32; 64];
+    for b in body.chunks_exact(3) {
+        let w = u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[2]) << 16;
+        for s in [0, 6, 12, 18] {
+            h[(w >> s & 63) as usize] += 1;
+        }
+    }
+    h
 }
 
 /// The cardinality estimate from a register histogram (`hllCount`).
@@ -488,8 +593,99 @@ struct Covering {
     value: u8,
 }
 
-/// Step 1 of `hllSparseSet`: finds the opcode covering `index`, checking
-/// the whole body (it must cover exactly [`REGISTERS`]).
+/// Step 1 of `hllSparseSet` in one walk: finds the opcode covering `index`
+/// and checks the whole body (every `XZERO` whole, runs covering exactly
+/// [`REGISTERS`]), counting on the way the zero registers into `zeros` and
+/// the others into `hist` (by value). On `Err` the counts are meaningless.
+fn locate(
+    body: &[u8],
+    index: usize,
+    zeros: &mut u32,
+    hist: &mut [u32; 64],
+) -> Result<Covering, HllError> {
+    let n = body.len();
+    let mut p = 0usize;
+    let mut prev = None;
+    let mut covered = 0usize;
+    let mut z = 0usize;
+    // Up to the opcode covering `index`.
+    let found = loop {
+        if p >= n {
+            return Err(HllError::Corrupt);
+        }
+        let b = body[p];
+        let (op, run, value, len) = if b & 0x80 != 0 {
+            let v = (b >> 2 & 0x1f) + 1;
+            (Op::Val, usize::from(b & 3) + 1, v, 1)
+        } else if b & 0x40 == 0 {
+            (Op::Zero, usize::from(b) + 1, 0, 1)
+        } else {
+            if p + 1 >= n {
+                return Err(HllError::Corrupt);
+            }
+            let run = (usize::from(b & 0x3f) << 8 | usize::from(body[p + 1])) + 1;
+            (Op::XZero, run, 0, 2)
+        };
+        if value == 0 {
+            z += run;
+        } else {
+            hist[usize::from(value)] += run as u32;
+        }
+        if index < covered + run {
+            if covered + run > REGISTERS {
+                return Err(HllError::Corrupt);
+            }
+            let c = Covering {
+                p,
+                prev,
+                first: covered,
+                op,
+                run,
+                value,
+            };
+            covered += run;
+            p += len;
+            break c;
+        }
+        covered += run;
+        prev = Some(p);
+        p += len;
+    };
+    // The rest: only checked and counted.
+    while p < n {
+        let b = body[p];
+        if b & 0x80 != 0 {
+            let run = usize::from(b & 3) + 1;
+            hist[usize::from((b >> 2 & 0x1f) + 1)] += run as u32;
+            covered += run;
+            p += 1;
+        } else if b & 0x40 == 0 {
+            let run = usize::from(b) + 1;
+            z += run;
+            covered += run;
+            p += 1;
+        } else {
+            if p + 1 >= n {
+                return Err(HllError::Corrupt);
+            }
+            let run = (usize::from(b & 0x3f) << 8 | usize::from(body[p + 1])) + 1;
+            z += run;
+            covered += run;
+            p += 2;
+        }
+    }
+    // Each run is at most 16,384, so `covered` cannot wrap on any body a
+    // server stores (at most 512 MB of opcodes).
+    if covered != REGISTERS {
+        return Err(HllError::Corrupt);
+    }
+    *zeros = z as u32;
+    Ok(found)
+}
+
+/// The reference step 1 (before [`locate`]): finds the opcode covering
+/// `index`, checking the whole body, with the runs checked one by one.
+#[cfg(test)]
 fn covering(body: &[u8], index: usize) -> Result<Covering, HllError> {
     let (mut p, mut prev) = (0usize, None);
     let mut found = None;
@@ -551,34 +747,35 @@ fn split(c: &Covering, index: usize, count: u8) -> Seq {
     seq
 }
 
-/// `hllSparseSet` on a whole value (header included), for a well-formed body.
+/// `hllSparseSet` on a whole value (header included), once step 1 has found
+/// `c` (which also checked the body).
 fn sparse_set(
     value: &mut Vec<u8>,
+    c: &Covering,
     index: usize,
     count: u8,
     sparse_max_bytes: usize,
-) -> Result<bool, HllError> {
-    let c = covering(&value[HEADER_LEN..], index)?;
+) -> bool {
     if count > SPARSE_VAL_MAX_VALUE {
         promote(value, index, count);
-        return Ok(true);
+        return true;
     }
     let at = HEADER_LEN + c.p;
     let merge_from = c.prev.map_or(HEADER_LEN, |q| HEADER_LEN + q);
     // Step 2: the trivial in-place cases.
     if c.op == Op::Val && c.value >= count {
-        return Ok(false);
+        return false;
     }
     if (c.op == Op::Val || c.op == Op::Zero) && c.run == 1 {
         value[at] = val_byte(count, 1);
         merge_vals(value, merge_from);
-        return Ok(true);
+        return true;
     }
-    let seq = split(&c, index, count);
+    let seq = split(c, index, count);
     let old_len = op_len(c.op);
     if seq.len > old_len && value.len() + seq.len - old_len > sparse_max_bytes {
         promote(value, index, count);
-        return Ok(true);
+        return true;
     }
     // Step 3: put the new sequence in place of the old opcode.
     let tail = at + old_len;
@@ -593,7 +790,7 @@ fn sparse_set(
     value[at..at + seq.len].copy_from_slice(&seq.buf[..seq.len]);
     // Step 4: merge adjacent VAL opcodes near the change.
     merge_vals(value, merge_from);
-    Ok(true)
+    true
 }
 
 /// The server's step 4: from the opcode before the change, look at up to 5
@@ -895,6 +1092,132 @@ mod tests {
             prop_assert_eq!(v[4], ENC_SPARSE);
             let total: usize = ops(&v[HEADER_LEN..]).map(|o| o.unwrap().1).sum();
             prop_assert_eq!(total, REGISTERS);
+        }
+    }
+
+    /// The reference add + count (the path before [`add_counted`]): the
+    /// reference walk [`covering`], the in-place set, then [`count`] or
+    /// [`estimate_of`] walking the body again.
+    fn reference_add_counted(
+        value: &mut Vec<u8>,
+        index: usize,
+        count_: u8,
+        max: usize,
+    ) -> Result<Added, HllError> {
+        validate(value)?;
+        let changed = if value[4] == ENC_DENSE {
+            dense_set(&mut value[HEADER_LEN..], index, count_)
+        } else {
+            let c = covering(&value[HEADER_LEN..], index)?;
+            sparse_set(value, &c, index, count_, max)
+        };
+        if changed {
+            value[15] |= STALE;
+        }
+        let (n, recounted) = if worth_caching(value) {
+            count(value)?
+        } else {
+            (estimate_of(value)?, false)
+        };
+        Ok(Added {
+            changed,
+            count: n,
+            recounted,
+        })
+    }
+
+    /// Sparse bodies from a random walk of adds, optionally damaged: a byte
+    /// changed, cut, or one added.
+    fn bodies() -> impl Strategy<Value = Vec<u8>> {
+        (
+            updates(),
+            0u8..4,
+            any::<usize>(),
+            any::<u8>(),
+            any::<bool>(),
+        )
+            .prop_map(|(ups, damage, at, byte, stale)| {
+                let mut v = create();
+                for &(i, c) in &ups {
+                    set_register(&mut v, i, c.min(32), 1 << 20).unwrap();
+                }
+                if !stale {
+                    count(&mut v).unwrap();
+                }
+                let body = v.len() - HEADER_LEN;
+                match damage {
+                    1 => v[HEADER_LEN + at % body] = byte,
+                    2 => v.truncate(HEADER_LEN + at % body),
+                    3 => v.insert(HEADER_LEN + at % (body + 1), byte),
+                    _ => {}
+                }
+                v
+            })
+    }
+
+    #[test]
+    fn one_walk_refuses_what_the_reference_refuses() {
+        let head = b"HYLL\x01\0\0\0\0\0\0\0\0\0\0\x80";
+        for body in [
+            &b""[..],
+            b"\x7f\xfe",
+            b"\x7f\xff\x00",
+            b"\x7f\xf5\x84\x08\x55",
+            b"\x7f\xfe\x40",
+            b"\x40",
+            b"\x7f\xff\x7f\xff",
+        ] {
+            let v = [&head[..], body].concat();
+            for index in [0, 1, 11, 16_382, 16_383] {
+                let mut a = v.clone();
+                assert_eq!(
+                    set_register_counted(&mut a, index, 3, 3000),
+                    Err(HllError::Corrupt)
+                );
+                assert_eq!(a, v, "nothing written");
+            }
+        }
+        // Not an HLL at all: the header check comes first.
+        let mut x = b"HYLL\x02\0\0\0\0\0\0\0\0\0\0\0\x7f\xff".to_vec();
+        assert_eq!(add_counted(&mut x, b"a", 3000), Err(HllError::NotHll));
+    }
+
+    proptest! {
+        /// The one-walk add and count leaves the same bytes, replies and
+        /// errors as the reference two-walk path, on well-formed and damaged
+        /// sparse bodies, small and dense values, at any size limit.
+        #[test]
+        fn one_walk_matches_the_reference(
+            v in bodies(),
+            index in prop_oneof![0usize..REGISTERS, 0usize..40, 16_340usize..REGISTERS],
+            c in prop_oneof![1u8..=5, 1u8..=51],
+            max in prop_oneof![Just(40usize), Just(300), Just(3000)],
+        ) {
+            let mut a = v.clone();
+            let mut b = v.clone();
+            let got = set_register_counted(&mut a, index, c, max);
+            let want = reference_add_counted(&mut b, index, c, max);
+            prop_assert_eq!(got, want);
+            if got.is_ok() {
+                prop_assert_eq!(&a, &b);
+            } else {
+                prop_assert_eq!(&a, &v);
+            }
+        }
+
+        /// A sequence of one-walk adds on one value equals the reference,
+        /// through promotion to dense.
+        #[test]
+        fn one_walk_sequences_match_the_reference(ups in updates(), max in prop_oneof![Just(40usize), Just(300), Just(3000)]) {
+            let mut a = create();
+            let mut b = create();
+            for &(i, c) in &ups {
+                prop_assert_eq!(
+                    set_register_counted(&mut a, i, c, max),
+                    reference_add_counted(&mut b, i, c, max)
+                );
+                prop_assert_eq!(&a, &b);
+            }
         }
     }
 }

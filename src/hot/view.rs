@@ -194,18 +194,14 @@ pub fn plan(f: &Formula, v: &ViewFacts) -> Result<Plan, ViewError> {
 }
 
 /// The visitor's `PFADD` on a copy of the HyperLogLog (a new one when
-/// missing), and the count after it. A small sparse value keeps the stale
+/// missing), and the count after it, in one walk ([`hll::add_counted`]). A small sparse value keeps the stale
 /// count PFADD leaves (counting it is cheaper than replicating a PFCOUNT);
 /// a larger one caches it ([`hll::worth_caching`]).
 fn add_visitor(v: &ViewFacts) -> Result<(HllWrite, i64), ViewError> {
     let mut value = v.hll.map_or_else(hll::create, <[u8]>::to_vec);
-    let added = hll::add(&mut value, v.visitor, v.hll_sparse_max).map_err(ViewError::Hll)?
-        || v.hll.is_none();
-    let (uv, recounted) = if hll::worth_caching(&value) {
-        hll::count(&mut value).map_err(ViewError::Hll)?
-    } else {
-        (hll::estimate_of(&value).map_err(ViewError::Hll)?, false)
-    };
+    let a = hll::add_counted(&mut value, v.visitor, v.hll_sparse_max).map_err(ViewError::Hll)?;
+    let added = a.changed || v.hll.is_none();
+    let (uv, recounted) = (a.count, a.recounted);
     let write = HllWrite {
         value: (added || recounted).then_some(value),
         pfadd: added,
