@@ -369,6 +369,14 @@ pub static COMMANDS: &[Command] = &[
         complexity: "O(N+P*K) where N is the number of members (the ZSETs are freed in the background), P the number of periods of the board and K its KEEP.",
         args: &[key()],
     },
+    // Board lifecycle (issue 22).
+    Command {
+        name: "hot.rem",
+        summary: "Takes articles down: removes them from a hot-articles board with their counters and publish time; their later views are not counted (status removed) until HOT.PUBLISH publishes them again or the retention ends.",
+        since: SINCE,
+        complexity: "O(M*log(N)) where N is the number of articles on the board and M the number of articles given.",
+        args: &[key(), string("article").multiple()],
+    },
 ];
 
 /// The documentation of command `name` (lowercase), if it has one.
@@ -392,7 +400,7 @@ mod tests {
         let mut names: Vec<&str> = COMMANDS.iter().map(|c| c.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 16, "one entry per command");
+        assert_eq!(names.len(), COMMANDS.len(), "one entry per command");
         for c in COMMANDS {
             assert!(
                 !c.summary.is_empty() && !c.complexity.is_empty(),

@@ -284,6 +284,71 @@ impl Drop for ZsetRevIter {
     }
 }
 
+/// Walks a ZSET from score `min` (inclusive) up, without copying it
+/// (`RedisModule_ZsetFirstInScoreRange` / `ZsetRangeNext`). The key must
+/// not be modified while the iterator lives (read-only commands only).
+pub struct ZsetIter {
+    key: RawKey,
+    more: bool,
+}
+
+impl ZsetIter {
+    /// `None` when the key is missing or not a ZSET.
+    pub fn from_score(ctx: &Context, name: &RedisString, min: f64) -> Option<ZsetIter> {
+        let key = RawKey::open(ctx, name)?;
+        // SAFETY: key is an open handle; the call fails (ERR) on a non-ZSET
+        // or an empty range, which we report as no elements.
+        let ok = unsafe {
+            raw::RedisModule_ZsetFirstInScoreRange.expect("zset range API exists on every server")(
+                key.key,
+                min,
+                f64::INFINITY,
+                0,
+                0,
+            )
+        };
+        Some(ZsetIter {
+            key,
+            more: ok == raw::REDISMODULE_OK as i32,
+        })
+    }
+}
+
+impl Iterator for ZsetIter {
+    type Item = (RedisString, f64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if !self.more {
+            return None;
+        }
+        let mut score = 0.0;
+        // SAFETY: a range is active on this open key; the returned string is
+        // new and owned by the RedisString, which frees it on drop.
+        let ele = unsafe {
+            raw::RedisModule_ZsetRangeCurrentElement.expect("zset range API")(
+                self.key.key,
+                &mut score,
+            )
+        };
+        if ele.is_null() {
+            self.more = false;
+            return None;
+        }
+        let member = RedisString::from_redis_module_string(self.key.ctx, ele);
+        // SAFETY: as above; returns 0 once the end of the range is passed.
+        self.more =
+            unsafe { raw::RedisModule_ZsetRangeNext.expect("zset range API")(self.key.key) } != 0;
+        Some((member, score))
+    }
+}
+
+impl Drop for ZsetIter {
+    fn drop(&mut self) {
+        // SAFETY: stopping a range on an open key is always allowed (no-op if none).
+        unsafe { raw::RedisModule_ZsetRangeStop.expect("zset range API")(self.key.key) };
+    }
+}
+
 /// The server's command callback type (`RedisModuleCmdFunc`).
 pub type CmdFunc = extern "C" fn(
     *mut raw::RedisModuleCtx,
@@ -824,6 +889,37 @@ impl Key {
             };
             raw::RedisModule_ZsetRangeStop.expect("zset range API")(key);
             (!ele.is_null()).then(|| RedisString::from_redis_module_string(self.raw.ctx, ele))
+        }
+    }
+
+    /// The highest score of a ZSET (`None` if missing or empty).
+    pub fn zset_last_score(&self) -> Option<f64> {
+        if self.raw.key.is_null() || self.kind() != KeyKind::ZSet {
+            return None;
+        }
+        let key = self.raw.key;
+        // SAFETY: an open ZSET key; the range is stopped before returning;
+        // the element string is freed at once (only its score is kept).
+        unsafe {
+            let ok = raw::RedisModule_ZsetLastInScoreRange.expect("zset range API")(
+                key,
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+                0,
+                0,
+            );
+            let mut score = 0.0;
+            let ele = if ok == raw::REDISMODULE_OK as i32 {
+                raw::RedisModule_ZsetRangeCurrentElement.expect("zset range API")(key, &mut score)
+            } else {
+                std::ptr::null_mut()
+            };
+            raw::RedisModule_ZsetRangeStop.expect("zset range API")(key);
+            if ele.is_null() {
+                return None;
+            }
+            drop(RedisString::from_redis_module_string(self.raw.ctx, ele));
+            Some(score)
         }
     }
 

@@ -39,6 +39,15 @@ pub enum Kind {
     /// period id (`d2026-11-23`, `w2026-W48`, `m2026-11`, see
     /// `rank::period::Span::id`).
     Period,
+    /// HOT takedown tombstone (string: the removal time, unix ms), set by
+    /// HOT.REM with the retention expiry; one part: the article. While it
+    /// lives, views of the article are not counted (status `removed`).
+    Removed,
+    /// HOT article index (ZSET article → sequence number): every article
+    /// the board holds a key for (counters, meta, tombstone), in the order
+    /// it was first seen. HOT.EXPORT's cursor, HOT.DROP's list of article
+    /// keys, HOT.INFO's `articles_tracked`.
+    Index,
 }
 
 impl Kind {
@@ -54,6 +63,8 @@ impl Kind {
             Kind::Suspicious => b"sus",
             Kind::PubIndex => b"pub",
             Kind::Period => b"period",
+            Kind::Removed => b"rm",
+            Kind::Index => b"ix",
         }
     }
 }
@@ -228,7 +239,9 @@ mod tests {
             Just(Kind::VisitorViews),
             Just(Kind::Suspicious),
             Just(Kind::PubIndex),
-            Just(Kind::Period)
+            Just(Kind::Period),
+            Just(Kind::Removed),
+            Just(Kind::Index)
         ]
     }
 
@@ -241,7 +254,7 @@ mod tests {
 
     fn parts_for(kind: Kind) -> impl Strategy<Value = Vec<Vec<u8>>> {
         let n = match kind {
-            Kind::HotBoard | Kind::Layout | Kind::PubIndex => 0,
+            Kind::HotBoard | Kind::Layout | Kind::PubIndex | Kind::Index => 0,
             Kind::VisitorViews => 2,
             _ => 1,
         };

@@ -20,7 +20,7 @@ use redis::{Connection, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every command of the module (the `redis_module!` list in `src/lib.rs`).
-const COMMANDS: [&str; 16] = [
+const COMMANDS: [&str; 17] = [
     "hot.publish",
     "hot.view",
     "hot.top",
@@ -37,6 +37,8 @@ const COMMANDS: [&str; 16] = [
     "rank.rangebyscore",
     "rank.mincr",
     "rank.drop",
+    // Board lifecycle (issue 22).
+    "hot.rem",
 ];
 
 /// Which commands each parser function (the one enclosing a keyword match

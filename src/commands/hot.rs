@@ -21,10 +21,10 @@ use redis_module::{Context, RedisString, RedisValue};
 pub const MAX_LIMIT: i64 = 10_000;
 
 /// What HOT.TOP needs of an article.
-struct Facts {
-    pv: i64,
-    uv: i64,
-    published: Option<i64>,
+pub(super) struct Facts {
+    pub pv: i64,
+    pub uv: i64,
+    pub published: Option<i64>,
 }
 
 /// An error for a derived key whose value hotrank did not write: it is
@@ -39,7 +39,7 @@ pub(super) fn not_ours(name: &RedisString, what: &str) -> Fail {
 /// An integer field of a hash hotrank writes (`None` when missing), read by
 /// the server's rule for a hash field (HINCRBY's); else HINCRBY's error,
 /// `ERR hash value is not an integer`.
-fn int_field(v: Option<RedisString>) -> Res<Option<i64>> {
+pub(super) fn int_field(v: Option<RedisString>) -> Res<Option<i64>> {
     match v {
         None => Ok(None),
         Some(s) => parse_i64("field", s.as_slice())
@@ -52,6 +52,12 @@ fn int_field(v: Option<RedisString>) -> Res<Option<i64>> {
 /// meta hash holds only that: PV and UV live in their counter and HyperLogLog.
 pub(super) fn published_at(h: &ffi::Key) -> Res<Option<i64>> {
     int_field(h.hash_get(c"publishedAt"))
+}
+
+/// The meta hash's `lastView` (unix ms of the article's last counted view),
+/// checked to be an integer as [`published_at`] is.
+pub(super) fn last_view_at(h: &ffi::Key) -> Res<Option<i64>> {
+    int_field(h.hash_get(c"lastView"))
 }
 
 /// The UV of an open HyperLogLog handle: the count cached in its header,
@@ -68,7 +74,7 @@ fn uv_of(h: &ffi::Key) -> Res<i64> {
 /// An article's PV (its counter), UV (its HyperLogLog) and publish time
 /// (its meta hash): the one source of each. `None` for an unknown article
 /// (no PV and no publish time).
-fn facts(b: &BoardCtx, article: &[u8]) -> Res<Option<Facts>> {
+pub(super) fn facts(b: &BoardCtx, article: &[u8]) -> Res<Option<Facts>> {
     let (_, meta) = b.open_derived(Kind::Meta, &[article], KeyKind::Hash, false)?;
     let published = published_at(&meta)?;
     let (_, pv_h) = b.open_derived(Kind::Pv, &[article], KeyKind::String, false)?;
@@ -216,6 +222,8 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     let mut pv_h = b.open(&pv, KeyKind::String, true)?;
     let pv_now = counter_of(&pv_h)?;
     let mut uv_h = b.open(&uv, KeyKind::String, true)?;
+    let (rm, mut rm_h) = b.open_derived(Kind::Removed, &[article], KeyKind::String, true)?;
+    let (ix, mut ix_h) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, true)?;
     let now = ffi::now_ms();
 
     // Decide: an article on the board is rescored now, so its stored score
@@ -247,6 +255,9 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
         pub_h.zset_add(published as f64, article_rs)?;
         zadd_effect(ctx, &pubidx, &ScoreText::new(published as f64), article_rs);
     }
+    super::hot_admin::index_add(ctx, &ix, &mut ix_h, article_rs)?;
+    // Published again: a takedown (HOT.REM) ends.
+    super::hot_admin::clear_removed(&b, &rm, &mut rm_h);
     Ok(RedisValue::Integer(i64::from(old_published.is_none())))
 }
 
@@ -373,6 +384,7 @@ pub(super) fn upkeep(
         forget(b, pubidx, &[article.as_slice()])?;
         stats::add(&stats::ARTICLES_SWEPT, 1);
     }
+    super::hot_admin::sweep_index(b)?;
     let max = config::get(&config::MAX_ARTICLES);
     if max <= 0 {
         return Ok(());

@@ -6,6 +6,7 @@
 //! cannot (ZRANK, ZRANGE, ZCOUNT, …).
 
 pub mod hot;
+pub mod hot_admin;
 pub mod rank;
 pub mod table;
 pub mod view;

@@ -8,7 +8,7 @@
 //! To add a command: a handler `fn(&Context, &[RedisString]) -> Res<RedisValue>`,
 //! a row here, and its docs in `src/docs.rs` (`tests/docs.rs` checks them).
 
-use super::{hot, rank, view, Res};
+use super::{hot, hot_admin, rank, view, Res};
 use redis_module::{Context, RedisString, RedisValue};
 use std::ffi::CStr;
 
@@ -45,7 +45,7 @@ pub struct Command {
 use KeyAccess::{Delete, Read, Remove, Write};
 
 /// Every command of the module, in registration order.
-pub static COMMANDS: [Command; 16] = [
+pub static COMMANDS: [Command; 17] = [
     crate::command!(
         "hot.publish",
         hot::publish_impl,
@@ -140,6 +140,8 @@ pub static COMMANDS: [Command; 16] = [
         Delete,
         c"write keyspace"
     ),
+    // Board lifecycle (issue 22).
+    crate::command!("hot.rem", hot_admin::rem_impl, c"write", Remove, c"write"),
 ];
 
 #[cfg(test)]
