@@ -377,6 +377,27 @@ pub static COMMANDS: &[Command] = &[
         complexity: "O(M*log(N)) where N is the number of articles on the board and M the number of articles given.",
         args: &[key(), string("article").multiple()],
     },
+    Command {
+        name: "hot.export",
+        summary: "Iterates over every article a hot-articles board holds counters for, on the board or not, with the fields of HOT.STATS and the time of its last counted view; SCAN-shaped, the cursor is 0 when done.",
+        since: SINCE,
+        complexity: "O(C*log(N)) per call where C is COUNT and N the number of articles tracked; O(N*log(N)) for a complete iteration.",
+        args: &[
+            key(),
+            integer("cursor").summary("0 to start, then the cursor of the previous reply"),
+            integer("count")
+                .token("COUNT")
+                .optional()
+                .summary("index entries to walk, 1 to 10000, default 10"),
+        ],
+    },
+    Command {
+        name: "hot.info",
+        summary: "Returns a hot-articles board's settings, article counts, number of keys, memory in bytes and replication mode.",
+        since: SINCE,
+        complexity: "O(S) where S is the number of dedup shards (hotrank.dedup-shards): article keys are counted on up to 1000 articles and measured on up to 32.",
+        args: &[key()],
+    },
 ];
 
 /// The documentation of command `name` (lowercase), if it has one.

@@ -13,6 +13,7 @@ mod hot_client;
 use hot_client::*;
 
 use redis::{Connection, Value};
+use std::collections::BTreeMap;
 
 const B: &[u8] = b"hot:{adm}";
 
@@ -217,4 +218,439 @@ fn derived_board(board: &[u8], kind: &str) -> Vec<u8> {
     }
     k.extend_from_slice(kind.as_bytes());
     k
+}
+
+// --------------------------------------------------------------- HOT.EXPORT
+
+/// One HOT.EXPORT row: (article, field → value).
+type Row = (Vec<u8>, BTreeMap<String, Value>);
+
+fn export(c: &mut Connection, board: &[u8], cursor: i64, count: i64) -> (i64, Vec<Row>) {
+    let v = ok(
+        c,
+        &[
+            b"HOT.EXPORT",
+            board,
+            cursor.to_string().as_bytes(),
+            b"COUNT",
+            count.to_string().as_bytes(),
+        ],
+    );
+    let Value::Array(a) = v else { panic!("{v:?}") };
+    let next: i64 = text(&a[0]).parse().expect("cursor");
+    let Value::Array(rows) = &a[1] else {
+        panic!("{a:?}")
+    };
+    let rows = rows
+        .iter()
+        .map(|r| match r {
+            Value::Array(p) if p.len() == 2 => {
+                let Value::Array(f) = &p[1] else {
+                    panic!("{p:?}")
+                };
+                let fields: Vec<String> = f.iter().step_by(2).map(text).collect();
+                assert_eq!(
+                    fields,
+                    [
+                        "pv",
+                        "uv",
+                        "suspicious",
+                        "published_at",
+                        "score",
+                        "last_view"
+                    ]
+                );
+                let m = f
+                    .chunks(2)
+                    .map(|kv| (text(&kv[0]), kv[1].clone()))
+                    .collect();
+                (bytes(&p[0]), m)
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    (next, rows)
+}
+
+/// A whole HOT.EXPORT walk, `count` entries a call.
+fn export_all(c: &mut Connection, board: &[u8], count: i64) -> Vec<Row> {
+    let (mut cursor, mut out) = (0, Vec::new());
+    loop {
+        let (next, rows) = export(c, board, cursor, count);
+        out.extend(rows);
+        if next == 0 {
+            return out;
+        }
+        assert!(next > cursor, "the cursor goes forward");
+        cursor = next;
+    }
+}
+
+/// Checks an export row against HOT.STATS of the same article now.
+fn row_matches_stats(c: &mut Connection, board: &[u8], (article, f): &Row) {
+    let stats = ok(c, &[b"HOT.STATS", board, article]);
+    let s = parse_stats(&stats).unwrap_or_else(|| panic!("stats of {article:?}"));
+    let a = article.escape_ascii().to_string();
+    assert_eq!(int(&f["pv"]), s.pv, "{a}");
+    assert_eq!(int(&f["uv"]), s.uv, "{a}");
+    assert_eq!(int(&f["suspicious"]), s.suspicious, "{a}");
+    let published = match &f["published_at"] {
+        Value::Nil => None,
+        v => Some(text(v)),
+    };
+    assert_eq!(published, s.published_at, "{a}");
+    let (es, ss) = (score(&f["score"]), s.score);
+    assert!(
+        (es - ss).abs() <= 1e-6 * ss.abs().max(1e-12),
+        "{a}: {es} vs {ss}"
+    );
+}
+
+#[test]
+fn export_returns_every_article_with_the_stats_fields_and_last_view() {
+    let s = Server::start();
+    let mut c = s.conn();
+    config_set(&mut c, "hotrank.visitor-max-views", "3");
+    setup_board(&mut c, B);
+    // An article with suspicious views only (never on the board).
+    for i in 0..3 {
+        view(&mut c, B, b"x", b"v1", T0 + 7000 + i);
+    }
+    let r = view(&mut c, B, b"sus-only", b"v1", T0 + 8000);
+    assert_eq!(r.status, "suspicious");
+    // A published article without views, and a removed one.
+    publish(&mut c, B, b"p", T0);
+    publish(&mut c, B, b"gone", T0);
+    rem(&mut c, B, &[b"gone"]);
+    for count in [1, 2, 3, 100] {
+        let rows = export_all(&mut c, B, count);
+        let mut names: Vec<Vec<u8>> = rows.iter().map(|r| r.0.clone()).collect();
+        names.sort();
+        let want: Vec<Vec<u8>> = ["a", "b", "c", "p", "sus-only", "x"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect();
+        assert_eq!(names, want, "COUNT {count}");
+        for r in &rows {
+            row_matches_stats(&mut c, B, r);
+        }
+        let last = |a: &[u8]| {
+            let r = rows.iter().find(|r| r.0 == a).unwrap();
+            match &r.1["last_view"] {
+                Value::Nil => None,
+                v => Some(text(v)),
+            }
+        };
+        assert_eq!(last(b"a"), Some(ts(T0 + 2000)));
+        assert_eq!(last(b"c"), Some(ts(T0 + 6000)));
+        assert_eq!(last(b"p"), None);
+        assert_eq!(last(b"sus-only"), None);
+    }
+    // An older view does not move last_view back.
+    view(&mut c, B, b"a", b"v-old", T0 - 5000);
+    let rows = export_all(&mut c, B, 10);
+    let a = rows.iter().find(|r| r.0 == b"a").unwrap();
+    assert_eq!(text(&a.1["last_view"]), ts(T0 + 2000));
+    // A board without keys: nothing, done at once.
+    assert_eq!(export(&mut c, b"hot:{none}", 0, 10), (0, vec![]));
+    // Under RESP3 the same shape (the inner field list stays an array).
+    let mut c3 = redis::Client::open(format!("{}?protocol=resp3", s.url()))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    assert_eq!(export_all(&mut c3, B, 2).len(), 6);
+}
+
+#[test]
+fn export_bad_input_and_acl() {
+    let s = Server::start();
+    let mut c = s.conn();
+    setup_board(&mut c, B);
+    ok(&mut c, &[b"SET", b"str", b"x"]);
+    let before = snapshot(&mut c);
+    for (args, want) in [
+        (vec!["HOT.EXPORT", "hot:{adm}"], "wrong number of arguments"),
+        (vec!["HOT.EXPORT", "hot:{adm}", "-1"], "invalid cursor"),
+        (vec!["HOT.EXPORT", "hot:{adm}", "abc"], "invalid cursor"),
+        (vec!["HOT.EXPORT", "hot:{adm}", "0", "COUNT", "0"], "COUNT"),
+        (
+            vec!["HOT.EXPORT", "hot:{adm}", "0", "COUNT", "10001"],
+            "COUNT",
+        ),
+        (
+            vec!["HOT.EXPORT", "hot:{adm}", "0", "COUNT"],
+            "COUNT needs a value",
+        ),
+        (
+            vec!["HOT.EXPORT", "hot:{adm}", "0", "MATCH", "x"],
+            "syntax error",
+        ),
+        (vec!["HOT.EXPORT", "str", "0"], "WRONGTYPE"),
+    ] {
+        let e = err(&mut c, &args);
+        assert!(e.contains(want), "{args:?}: {e}");
+    }
+    acl_setuser(&mut c, &["other", "on", ">pw", "~other:*", "+@all"]);
+    acl_setuser(&mut c, &["reader", "on", ">pw", "%R~hot:*", "+@all"]);
+    let e = err(
+        &mut s.conn_as("other", "pw"),
+        &["HOT.EXPORT", "hot:{adm}", "0"],
+    );
+    assert!(e.starts_with("NOPERM"), "{e}");
+    // Read access is enough.
+    let mut reader = s.conn_as("reader", "pw");
+    assert_eq!(export_all(&mut reader, B, 10).len(), 3);
+    assert_eq!(snapshot(&mut c), before);
+}
+
+#[test]
+fn export_on_a_replica_matches_the_master() {
+    for module in [true, false] {
+        let (m, r) = pair(module);
+        let (mut mc, mut rc) = (m.conn(), r.conn());
+        setup_board(&mut mc, B);
+        rem(&mut mc, B, &[b"b"]);
+        same_keyspace(&mut mc, &mut rc);
+        if module {
+            let strip = |rows: Vec<Row>| -> Vec<(Vec<u8>, i64, i64)> {
+                rows.into_iter()
+                    .map(|(a, f)| (a, int(&f["pv"]), int(&f["uv"])))
+                    .collect()
+            };
+            assert_eq!(
+                strip(export_all(&mut mc, B, 1)),
+                strip(export_all(&mut rc, B, 1))
+            );
+        }
+    }
+}
+
+/// During a walk, another client keeps viewing (new articles that make the
+/// board trim, and old ones): every article tracked before the walk and
+/// still tracked after it is returned, and at the end every row equals
+/// HOT.STATS.
+#[test]
+fn export_during_views_and_trims_returns_every_article_present_throughout() {
+    let s = Server::start();
+    let mut c = s.conn();
+    config_set(&mut c, "hotrank.max-articles", "300");
+    let board: &[u8] = b"hot:{exp}";
+    let n = 2000;
+    let mut pipe = redis::pipe();
+    for i in 0..n {
+        pipe.cmd("HOT.VIEW")
+            .arg(board)
+            .arg(format!("a{i}"))
+            .arg(format!("v{}", i % 97))
+            .arg("AT")
+            .arg(ts(T0 + i * 10));
+    }
+    let _: Vec<Value> = pipe.query(&mut c).expect("fill");
+    let before: std::collections::BTreeSet<Vec<u8>> = export_all(&mut c, board, 1000)
+        .into_iter()
+        .map(|r| r.0)
+        .collect();
+    assert_eq!(before.len(), n as usize, "every article is tracked");
+    let card: i64 = redis::cmd("ZCARD").arg(board).query(&mut c).unwrap();
+    assert!(card < n, "the board was trimmed: {card}");
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        let mut w = s.conn();
+        std::thread::spawn(move || {
+            let mut i = 0i64;
+            // At most 400 pipelines: the walk must catch up with the end
+            // of the index, which the new articles keep extending.
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && i < 400 {
+                let mut pipe = redis::pipe();
+                for j in 0..20 {
+                    let k = i * 20 + j;
+                    // New articles (trims) and views of old ones.
+                    let article = if k % 2 == 0 {
+                        format!("new{k}")
+                    } else {
+                        format!("a{}", (k * 7919) % n)
+                    };
+                    pipe.cmd("HOT.VIEW")
+                        .arg(b"hot:{exp}")
+                        .arg(article)
+                        .arg(format!("w{k}"))
+                        .arg("AT")
+                        .arg(ts(T0 + n * 10 + k));
+                }
+                let _: Vec<Value> = pipe.query(&mut w).expect("views");
+                i += 1;
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            i * 20
+        })
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let (mut cursor, mut calls) = (0, 0);
+    loop {
+        let (next, rows) = export(&mut c, board, cursor, 25);
+        calls += 1;
+        seen.extend(rows.into_iter().map(|r| r.0));
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let views = writer.join().unwrap();
+    let after = export_all(&mut c, board, 1000);
+    let after_names: std::collections::BTreeSet<Vec<u8>> =
+        after.iter().map(|r| r.0.clone()).collect();
+    let throughout: Vec<&Vec<u8>> = before.intersection(&after_names).collect();
+    let missed: Vec<&&Vec<u8>> = throughout.iter().filter(|a| !seen.contains(**a)).collect();
+    println!(
+        "export walk: {calls} calls, {views} concurrent views, {} articles present throughout, {} returned",
+        throughout.len(),
+        seen.len()
+    );
+    assert!(views > 0, "no concurrent views");
+    assert!(
+        missed.is_empty(),
+        "missed {} articles: {:?}",
+        missed.len(),
+        &missed[..missed.len().min(5)]
+    );
+    for r in &after {
+        row_matches_stats(&mut c, board, r);
+    }
+}
+
+// ----------------------------------------------------------------- HOT.INFO
+
+fn info_map(c: &mut Connection, board: &[u8]) -> BTreeMap<String, Value> {
+    match ok(c, &[b"HOT.INFO", board]) {
+        Value::Array(a) => a.chunks(2).map(|p| (text(&p[0]), p[1].clone())).collect(),
+        Value::Map(m) => m.into_iter().map(|(k, v)| (text(&k), v)).collect(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn info_reports_settings_sizes_keys_and_memory() {
+    let s = Server::start();
+    let mut c = s.conn();
+    setup_board(&mut c, B);
+    publish(&mut c, B, b"p", T0);
+    let m = info_map(&mut c, B);
+    for name in [
+        "alpha",
+        "beta",
+        "base",
+        "gamma",
+        "dedup-seconds",
+        "dedup-shards",
+        "visitor-max-views",
+        "visitor-window-seconds",
+        "max-articles",
+        "retention-seconds",
+    ] {
+        let want = config_get(&mut c, &format!("hotrank.{name}"));
+        let got = match &m[name] {
+            Value::Int(i) => i.to_string(),
+            v => text(v),
+        };
+        assert_eq!(got, want, "{name}");
+    }
+    assert_eq!(int(&m["articles"]), 3);
+    assert_eq!(int(&m["articles_tracked"]), 4);
+    // Every key of the board but the visitor counters.
+    // Views at the clock: their dedup shards are the ones HOT.INFO finds.
+    for v in ["n1", "n2"] {
+        ok(&mut c, &[b"HOT.VIEW", B, b"a", v.as_bytes()]);
+    }
+    let m = info_map(&mut c, B);
+    let mut own: Vec<Vec<u8>> = keys_with(&mut c, B);
+    own.retain(|k| !k.windows(4).any(|w| w == b"\0vv:"));
+    // Dedup shards of views with AT in 2023 are not counted.
+    let old_gen = format!("dd:900:{}:", T0 / 900_000);
+    own.retain(|k| !k.windows(old_gen.len()).any(|w| w == old_gen.as_bytes()));
+    assert_eq!(int(&m["keys"]), own.len() as i64, "{own:?}");
+    let mut sum = 0;
+    for k in &own {
+        let u: i64 = redis::cmd("MEMORY")
+            .arg("USAGE")
+            .arg(k)
+            .query(&mut c)
+            .unwrap();
+        sum += u;
+    }
+    assert_eq!(int(&m["memory_bytes"]), sum);
+    assert_eq!(text(&m["memory_method"]), "summed");
+    assert_eq!(text(&m["replication"]), "effects");
+    // RESP3: a map.
+    let mut c3 = redis::Client::open(format!("{}?protocol=resp3", s.url()))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let v = ok(&mut c3, &[b"HOT.INFO", B]);
+    assert!(matches!(v, Value::Map(_)), "{v:?}");
+    assert_eq!(
+        info_map(&mut c3, B).keys().collect::<Vec<_>>(),
+        m.keys().collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn info_samples_a_large_board() {
+    let s = Server::start();
+    let mut c = s.conn();
+    config_set(&mut c, "hotrank.max-articles", "0");
+    let board: &[u8] = b"hot:{big}";
+    let mut pipe = redis::pipe();
+    for i in 0..3000 {
+        pipe.cmd("HOT.VIEW")
+            .arg(board)
+            .arg(format!("a{i}"))
+            .arg(format!("v{i}"))
+            .arg("AT")
+            .arg(ts(T0 + i));
+    }
+    let _: Vec<Value> = pipe.query(&mut c).expect("fill");
+    let m = info_map(&mut c, board);
+    assert_eq!(int(&m["articles"]), 3000);
+    assert_eq!(int(&m["articles_tracked"]), 3000);
+    assert_eq!(text(&m["memory_method"]), "sampled");
+    let mut own = keys_with(&mut c, board);
+    own.retain(|k| !k.windows(4).any(|w| w == b"\0vv:") && !k.windows(4).any(|w| w == b"\0dd:"));
+    assert_eq!(int(&m["keys"]), own.len() as i64);
+    let mut sum = 0;
+    for k in &own {
+        let u: i64 = redis::cmd("MEMORY")
+            .arg("USAGE")
+            .arg(k)
+            .query(&mut c)
+            .unwrap();
+        sum += u;
+    }
+    let got = int(&m["memory_bytes"]);
+    println!("HOT.INFO memory_bytes {got} (sampled) vs {sum} (MEMORY USAGE of every key)");
+    assert!((got - sum).abs() * 10 < sum, "{got} vs {sum}");
+}
+
+#[test]
+fn info_bad_input_and_acl() {
+    let s = Server::start();
+    let mut c = s.conn();
+    setup_board(&mut c, B);
+    ok(&mut c, &[b"SET", b"str", b"x"]);
+    let before = snapshot(&mut c);
+    assert!(err(&mut c, &["HOT.INFO"]).contains("wrong number"));
+    assert!(err(&mut c, &["HOT.INFO", "hot:{adm}", "x"]).contains("wrong number"));
+    assert!(err(&mut c, &["HOT.INFO", "str"]).starts_with("WRONGTYPE"));
+    let none = info_map(&mut c, b"hot:{none}");
+    assert_eq!(
+        ["articles", "articles_tracked", "keys", "memory_bytes"].map(|f| int(&none[f])),
+        [0; 4]
+    );
+    acl_setuser(&mut c, &["other", "on", ">pw", "~other:*", "+@all"]);
+    let e = err(&mut s.conn_as("other", "pw"), &["HOT.INFO", "hot:{adm}"]);
+    assert!(e.starts_with("NOPERM"), "{e}");
+    assert_eq!(snapshot(&mut c), before);
 }

@@ -8,11 +8,15 @@
 //! article keeps its place whatever happens to the board's scores), what
 //! HOT.DROP deletes article keys from, and what HOT.INFO counts.
 
-use super::hot::{board_record, check_hot_board, retention_ms};
-use super::{effect, zadd_effect, Args, BoardCtx, Res};
+use super::hot::{board_record, check_hot_board, facts, last_view_at, published_at, retention_ms};
+use super::{bulk, counter_of, effect, reply_int, zadd_effect, Args, BoardCtx, Fail, Res};
+use crate::config;
 use crate::ffi::{self, Event, KeyKind};
+use crate::hot::dedup;
 use crate::keys::Kind;
-use crate::parse::{IntText, ScoreText};
+use crate::parse::{
+    format_score, format_time_ms, parse_count, parse_i64, IntText, IntsText, ScoreText,
+};
 use redis_module::{Context, RedisString, RedisValue};
 
 /// The per-article keys a HOT board may hold, with the type each must have.
@@ -162,4 +166,233 @@ pub(super) fn sweep_index(b: &BoardCtx) -> Res<()> {
         }
     }
     Ok(())
+}
+
+/// Most index entries one HOT.EXPORT call may walk (`COUNT`).
+pub const EXPORT_MAX_COUNT: i64 = 10_000;
+
+/// One HOT.EXPORT row: `[article, [pv, …, score, …, last_view, …]]`, or
+/// `None` when the article holds no counters and no meta (only a takedown
+/// tombstone, or an index entry whose keys retention expired).
+fn export_row(
+    b: &BoardCtx,
+    article: &[u8],
+    q: i64,
+    f: &crate::hot::Formula,
+) -> Res<Option<RedisValue>> {
+    let (_, meta) = b.open_derived(Kind::Meta, &[article], KeyKind::Hash, false)?;
+    let published = published_at(&meta)?;
+    let last_view = last_view_at(&meta)?;
+    let (_, sus_h) = b.open_derived(Kind::Suspicious, &[article], KeyKind::String, false)?;
+    let suspicious = counter_of(&sus_h)?;
+    let (pv, uv) = match facts(b, article)? {
+        Some(a) => (a.pv, a.uv),
+        None => (0, 0),
+    };
+    if pv == 0 && published.is_none() && suspicious == 0 && last_view.is_none() {
+        return Ok(None);
+    }
+    let score = match published {
+        Some(p) if pv > 0 => f.score(pv, uv, p, q),
+        _ => 0.0,
+    };
+    let time = |t: Option<i64>| t.map_or(RedisValue::Null, |t| bulk(format_time_ms(t)));
+    let fields = vec![
+        bulk("pv"),
+        RedisValue::Integer(pv),
+        bulk("uv"),
+        RedisValue::Integer(uv),
+        bulk("suspicious"),
+        RedisValue::Integer(suspicious),
+        bulk("published_at"),
+        time(published),
+        bulk("score"),
+        bulk(format_score(score)),
+        bulk("last_view"),
+        time(last_view),
+    ];
+    Ok(Some(RedisValue::Array(vec![
+        bulk(article),
+        RedisValue::Array(fields),
+    ])))
+}
+
+/// `HOT.EXPORT K cursor [COUNT n]` → `[next-cursor, [[article, [field,
+/// value, …]], …]]`: a cursor over the article index (every article the
+/// board holds counters or meta for, on the board or not), SCAN-shaped.
+/// The cursor is a sequence number of the index: `0` starts, and the reply
+/// cursor is `0` when the walk is done. One call walks up to `n` entries
+/// (default 10, 1 to [`EXPORT_MAX_COUNT`]) and may return fewer rows (an
+/// entry without counters or meta is skipped). Fields as HOT.STATS (pv, uv,
+/// suspicious, published_at, score at the server clock) plus `last_view`
+/// (unix seconds of the last counted view, nil if none recorded). An
+/// article keeps its sequence number while it lives, so every article
+/// present for the whole walk is returned at least once, whatever views,
+/// trims and rescoring happen in between (index upkeep may move an entry to
+/// the end: it is then returned twice). Errors: `ERR invalid cursor`.
+pub(super) fn export_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+    let mut args = Args::new(argv, 3, 5)?;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
+    let cursor = match parse_i64("cursor", args.next_rs()?.as_slice()) {
+        Ok(c) if c >= 0 => c,
+        _ => return Err(Fail::Msg("ERR invalid cursor".into())),
+    };
+    let mut count = 10;
+    while let Some(opt) = args.next() {
+        match opt.to_ascii_uppercase().as_slice() {
+            b"COUNT" => count = parse_count("COUNT", args.value_of("COUNT")?, EXPORT_MAX_COUNT)?,
+            _ => return Err(Fail::syntax_at(opt)),
+        }
+    }
+    let board = b.open_board(false)?;
+    let (hb, hb_h) = b.open_derived(Kind::HotBoard, &[], KeyKind::String, false)?;
+    check_hot_board(&b, &board, board_record(&hb, &hb_h)?.is_some())?;
+    let (ix, _) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, false)?;
+    let (q, f) = (ffi::now_ms(), config::formula());
+    let mut rows = Vec::new();
+    let mut next = 0i64;
+    if let Some(iter) = ffi::ZsetIter::from_score(ctx, &ix, cursor as f64) {
+        for (walked, (article, seq)) in iter.enumerate() {
+            if walked as i64 == count {
+                next = seq as i64;
+                break;
+            }
+            if let Some(row) = export_row(&b, article.as_slice(), q, &f)? {
+                rows.push(row);
+            }
+        }
+    }
+    Ok(RedisValue::Array(vec![
+        bulk(IntText::new(next).as_bytes()),
+        RedisValue::Array(rows),
+    ]))
+}
+
+/// The board's settings as HOT.INFO reports them: today the effective
+/// module configs (`CONFIG GET hotrank.*`), by config name. The one place
+/// to change when boards get their own settings.
+fn board_settings(_b: &BoardCtx) -> Vec<(&'static str, RedisValue)> {
+    let mut out = Vec::new();
+    for c in config::FLOATS {
+        out.push((c.name, bulk(format_score(c.value()))));
+    }
+    for c in config::INTS {
+        out.push((c.name, RedisValue::Integer(c.value())));
+    }
+    out
+}
+
+/// Index entries HOT.INFO looks at to count article keys (exact up to this
+/// many tracked articles, else scaled from them).
+pub const INFO_KEY_SAMPLE: usize = 1000;
+/// Articles whose keys HOT.INFO measures with `MEMORY USAGE`.
+pub const INFO_MEMORY_SAMPLE: usize = 32;
+
+/// `MEMORY USAGE name` (`SAMPLES 5`, the default) in bytes, 0 when missing.
+fn memory_usage(b: &BoardCtx, name: &RedisString) -> i64 {
+    b.call_read("MEMORY", &[b"USAGE", name.as_slice()])
+        .ok()
+        .and_then(|r| reply_int(&r))
+        .unwrap_or(0)
+}
+
+/// The dedup shards of the board that may exist now (the current dedup
+/// window and shard count; the generations a view may still read).
+fn dedup_shard_names(b: &BoardCtx, now: i64) -> Res<Vec<RedisString>> {
+    let window = config::dedup_ms();
+    let mut out = Vec::new();
+    if window <= 0 {
+        return Ok(out);
+    }
+    let g = dedup::generation(now, window);
+    let shards = config::get(&config::DEDUP_SHARDS);
+    for gen in [g - 2, g - 1, g, g + 1] {
+        for s in 0..shards {
+            let part = IntsText::new(&[window / 1000, gen, s]);
+            let name = b.derived(Kind::Dedup, &[part.as_bytes()], false)?;
+            if b.exists(&name) {
+                out.push(name);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `HOT.INFO K` → field/value pairs (a map under RESP3): the settings
+/// ([`board_settings`]), `articles` (on the board), `articles_tracked`
+/// (entries of the article index), `keys` (board keys + article keys +
+/// live dedup shards; article keys counted exactly up to
+/// [`INFO_KEY_SAMPLE`] tracked articles, else scaled from the first
+/// ones; visitor counters, one per visitor and visitor window that expire
+/// by themselves, are not counted), `memory_bytes` (`MEMORY USAGE` of the
+/// board keys and dedup shards, plus the article keys of up to
+/// [`INFO_MEMORY_SAMPLE`] articles scaled to all tracked ones),
+/// `memory_method` and `replication` (`effects`). A board without keys
+/// reports the settings and zeros.
+pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+    let mut args = Args::new(argv, 2, 2)?;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
+    let board = b.open_board(false)?;
+    let (hb, hb_h) = b.open_derived(Kind::HotBoard, &[], KeyKind::String, false)?;
+    check_hot_board(&b, &board, board_record(&hb, &hb_h)?.is_some())?;
+    let (pubidx, _) = b.open_derived(Kind::PubIndex, &[], KeyKind::ZSet, false)?;
+    let (ix, ix_h) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, false)?;
+    let on_board = board.len() as i64;
+    let tracked = ix_h.len() as i64;
+    drop((board, hb_h, ix_h));
+    let mut keys = 0i64;
+    let mut memory = 0i64;
+    for name in [b.key, &hb, &pubidx, &ix] {
+        if b.exists(name) {
+            keys += 1;
+            memory += memory_usage(&b, name);
+        }
+    }
+    let shards = dedup_shard_names(&b, ffi::now_ms())?;
+    keys += shards.len() as i64;
+    for s in &shards {
+        memory += memory_usage(&b, s);
+    }
+    // Article keys, from the front of the index.
+    let (mut walked, mut art_keys, mut measured, mut art_mem) = (0i64, 0i64, 0i64, 0i64);
+    if let Some(iter) = ffi::ZsetIter::from_score(ctx, &ix, f64::NEG_INFINITY) {
+        for (article, _) in iter.take(INFO_KEY_SAMPLE) {
+            walked += 1;
+            let measure = (measured as usize) < INFO_MEMORY_SAMPLE;
+            for (kind, _) in ARTICLE_KEYS {
+                let name = b.derived(kind, &[article.as_slice()], false)?;
+                if b.exists(&name) {
+                    art_keys += 1;
+                    if measure {
+                        art_mem += memory_usage(&b, &name);
+                    }
+                }
+            }
+            measured += i64::from(measure);
+        }
+    }
+    let scale = |v: i64, n: i64| {
+        if n == 0 {
+            0
+        } else {
+            (v as f64 * tracked as f64 / n as f64).round() as i64
+        }
+    };
+    keys += scale(art_keys, walked);
+    memory += scale(art_mem, measured);
+    let method = if tracked <= measured {
+        "summed"
+    } else {
+        "sampled"
+    };
+    let mut out = board_settings(&b);
+    out.extend([
+        ("articles", RedisValue::Integer(on_board)),
+        ("articles_tracked", RedisValue::Integer(tracked)),
+        ("keys", RedisValue::Integer(keys)),
+        ("memory_bytes", RedisValue::Integer(memory)),
+        ("memory_method", bulk(method)),
+        ("replication", bulk("effects")),
+    ]);
+    Ok(ffi::reply_map(ctx, out))
 }

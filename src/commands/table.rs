@@ -45,7 +45,7 @@ pub struct Command {
 use KeyAccess::{Delete, Read, Remove, Write};
 
 /// Every command of the module, in registration order.
-pub static COMMANDS: [Command; 17] = [
+pub static COMMANDS: [Command; 19] = [
     crate::command!(
         "hot.publish",
         hot::publish_impl,
@@ -142,6 +142,14 @@ pub static COMMANDS: [Command; 17] = [
     ),
     // Board lifecycle (issue 22).
     crate::command!("hot.rem", hot_admin::rem_impl, c"write", Remove, c"write"),
+    crate::command!(
+        "hot.export",
+        hot_admin::export_impl,
+        c"readonly",
+        Read,
+        c"read"
+    ),
+    crate::command!("hot.info", hot_admin::info_impl, c"readonly", Read, c"read"),
 ];
 
 #[cfg(test)]
