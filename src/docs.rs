@@ -398,6 +398,13 @@ pub static COMMANDS: &[Command] = &[
         complexity: "O(S) where S is the number of dedup shards (hotrank.dedup-shards): article keys are counted on up to 1000 articles and measured on up to 32.",
         args: &[key()],
     },
+    Command {
+        name: "hot.drop",
+        summary: "Deletes a hot-articles board and every key it derived; a new board under the same name starts empty at once, the article keys are deleted in background steps.",
+        since: SINCE,
+        complexity: "O(S) for the command, where S is the number of articles counted (at most 1000); the article keys, O(N) for N tracked articles, are deleted afterwards in steps of 200 articles every millisecond.",
+        args: &[key()],
+    },
 ];
 
 /// The documentation of command `name` (lowercase), if it has one.

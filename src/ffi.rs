@@ -120,6 +120,13 @@ pub struct AclUser {
 
 impl AclUser {
     /// The user of the running command.
+    /// No user: every check passes (the module's own background work).
+    pub fn none() -> AclUser {
+        AclUser {
+            user: std::ptr::null_mut(),
+        }
+    }
+
     pub fn current(ctx: &Context) -> AclUser {
         // SAFETY: the API table is written once at load time and only read afterwards.
         let api = unsafe {
@@ -819,6 +826,20 @@ impl Key {
                     );
                 }
             }
+        }
+    }
+
+    /// Removes the key's expiry (as PERSIST does); no-op on a missing key.
+    pub fn persist(&mut self) {
+        if self.raw.key.is_null() || self.kind() == KeyKind::Empty {
+            return;
+        }
+        // SAFETY: an open, writable key that exists; NO_EXPIRE removes the TTL.
+        unsafe {
+            raw::RedisModule_SetExpire.expect("SetExpire")(
+                self.raw.key,
+                raw::REDISMODULE_NO_EXPIRE as i64,
+            );
         }
     }
 

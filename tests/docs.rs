@@ -20,7 +20,7 @@ use redis::{Connection, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every command of the module (the `redis_module!` list in `src/lib.rs`).
-const COMMANDS: [&str; 19] = [
+const COMMANDS: [&str; 20] = [
     "hot.publish",
     "hot.view",
     "hot.top",
@@ -41,6 +41,7 @@ const COMMANDS: [&str; 19] = [
     "hot.rem",
     "hot.export",
     "hot.info",
+    "hot.drop",
 ];
 
 /// Which commands each parser function (the one enclosing a keyword match

@@ -654,3 +654,210 @@ fn info_bad_input_and_acl() {
     assert!(e.starts_with("NOPERM"), "{e}");
     assert_eq!(snapshot(&mut c), before);
 }
+
+// ----------------------------------------------------------------- HOT.DROP
+
+fn drop_board(c: &mut Connection, board: &[u8]) -> i64 {
+    int(&ok(c, &[b"HOT.DROP", board]))
+}
+
+/// Waits (at most `secs`) until DBSIZE is `want`.
+fn wait_dbsize(c: &mut Connection, want: i64, secs: u64) -> i64 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        let n = dbsize(c);
+        if n == want || std::time::Instant::now() > deadline {
+            return n;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn drop_makes_a_new_board_under_the_same_name_start_fresh() {
+    let s = Server::start();
+    let mut c = s.conn();
+    config_set(&mut c, "hotrank.visitor-max-views", "3");
+    setup_board(&mut c, B);
+    for i in 0..3 {
+        view(&mut c, B, b"x", b"v1", T0 + 7000 + i);
+    }
+    assert_eq!(view(&mut c, B, b"y", b"v1", T0 + 8000).status, "suspicious");
+    rem(&mut c, B, &[b"b"]);
+    let keys = keys_with(&mut c, B);
+    let n = drop_board(&mut c, B);
+    // Every key but the visitor counters and dedup shards (not walked).
+    let own = keys
+        .iter()
+        .filter(|k| !k.windows(4).any(|w| w == b"\0vv:" || w == b"\0dd:"))
+        .count() as i64;
+    assert_eq!(n, own, "{keys:?}");
+    assert_eq!(ok(&mut c, &[b"HOT.TOP", B]), Value::Array(vec![]));
+    assert_eq!(ok(&mut c, &[b"HOT.STATS", B, b"a"]), Value::Nil);
+    // The same views again: counted, no dedup hit, no suspicious visitor,
+    // no takedown.
+    let r = view(&mut c, B, b"a", b"v1", T0 + 9000);
+    assert_eq!((r.pv, r.uv, r.status.as_str()), (1, 1, "counted"));
+    let r = view(&mut c, B, b"b", b"v1", T0 + 9001);
+    assert_eq!((r.pv, r.status.as_str()), (1, "counted"));
+    let r = view(&mut c, B, b"y", b"v1", T0 + 9002);
+    assert_eq!((r.pv, r.status.as_str()), (1, "counted"));
+    let m = info_map(&mut c, B);
+    assert_eq!((int(&m["articles"]), int(&m["articles_tracked"])), (3, 3));
+    let rows = export_all(&mut c, B, 10);
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        row_matches_stats(&mut c, B, r);
+    }
+    // The old keys are gone once the steps ran (all but the short-lived).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for k in &keys {
+        if k.windows(4).any(|w| w == b"\0vv:" || w == b"\0dd:") || k == B {
+            continue;
+        }
+        let exists: i64 = redis::cmd("EXISTS").arg(k).query(&mut c).unwrap();
+        assert_eq!(exists, 0, "{}", k.escape_ascii());
+    }
+    // Drop again (epoch 1), and a board never written: 0.
+    assert!(drop_board(&mut c, B) >= 3 * 3);
+    assert_eq!(drop_board(&mut c, b"hot:{never}"), 0);
+}
+
+#[test]
+fn drop_returns_dbsize_to_before_on_master_and_replicas() {
+    for module in [true, false] {
+        let (m, r) = pair(module);
+        let (mut mc, mut rc) = (m.conn(), r.conn());
+        // Short windows: the keys that are not walked expire within 2 s.
+        config_set(&mut mc, "hotrank.dedup-seconds", "1");
+        config_set(&mut mc, "hotrank.visitor-window-seconds", "1");
+        ok(&mut mc, &[b"SET", b"other", b"1"]);
+        let before = dbsize(&mut mc);
+        let board: &[u8] = b"hot:{gone}";
+        let mut pipe = redis::pipe();
+        for i in 0..3000 {
+            pipe.cmd("HOT.VIEW")
+                .arg(board)
+                .arg(format!("a{}", i % 1500))
+                .arg(format!("v{i}"));
+        }
+        let _: Vec<Value> = pipe.query(&mut mc).expect("fill");
+        rem(&mut mc, board, &[b"a1"]);
+        assert!(dbsize(&mut mc) > before + 3000);
+        assert!(drop_board(&mut mc, board) > 3000);
+        assert_eq!(wait_dbsize(&mut mc, before, 15), before, "master");
+        let _: i64 = redis::cmd("WAIT").arg(1).arg(5000).query(&mut mc).unwrap();
+        assert_eq!(
+            wait_dbsize(&mut rc, before, 15),
+            before,
+            "replica (module: {module})"
+        );
+        // A new board after that: epoch 0 again, the usual names.
+        view(&mut mc, board, b"a", b"v", T0);
+        assert_eq!(keys_with(&mut mc, &derived(board, "pv", b"a")).len(), 1);
+    }
+}
+
+#[test]
+fn drop_of_a_large_board_does_not_block_the_server() {
+    let s = Server::start();
+    let mut c = s.conn();
+    config_set(&mut c, "hotrank.max-articles", "0");
+    config_set(&mut c, "hotrank.dedup-seconds", "1");
+    config_set(&mut c, "hotrank.visitor-window-seconds", "1");
+    let before = dbsize(&mut c);
+    let board: &[u8] = b"hot:{large}";
+    let n = 100_000;
+    for chunk in 0..(n / 10_000) {
+        let mut pipe = redis::pipe();
+        for i in chunk * 10_000..(chunk + 1) * 10_000 {
+            pipe.cmd("HOT.VIEW")
+                .arg(board)
+                .arg(format!("article:{i}"))
+                .arg(format!("visitor:{i}"));
+        }
+        let _: Vec<Value> = pipe.query(&mut c).expect("fill");
+    }
+    let m = info_map(&mut c, board);
+    assert_eq!(int(&m["articles"]), n);
+    // The visitor counters and dedup shards of the fill expire first (their
+    // expiry is not HOT.DROP's work).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while dbsize(&mut c) > 3 * n + 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let full = dbsize(&mut c);
+    // A client pinging all along: the longest reply time is the longest block.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let pinger = {
+        let stop = stop.clone();
+        let mut p = s.conn();
+        std::thread::spawn(move || {
+            let mut worst = std::time::Duration::ZERO;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = std::time::Instant::now();
+                let _: String = redis::cmd("PING").query(&mut p).unwrap();
+                worst = worst.max(t.elapsed());
+            }
+            worst
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    config_set(&mut c, "slowlog-log-slower-than", "1000");
+    config_set(&mut c, "slowlog-max-len", "10000");
+    let _: () = redis::cmd("SLOWLOG").arg("RESET").query(&mut c).unwrap();
+    let t = std::time::Instant::now();
+    let removed = drop_board(&mut c, board);
+    let drop_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let during = dbsize(&mut c);
+    let after = wait_dbsize(&mut c, before, 60);
+    let total_ms = t.elapsed().as_secs_f64() * 1000.0;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let worst = pinger.join().unwrap();
+    let log: Vec<Value> = redis::cmd("SLOWLOG")
+        .arg("GET")
+        .arg(1000)
+        .query(&mut c)
+        .unwrap();
+    let drop_us = log
+        .iter()
+        .filter_map(|e| match e {
+            Value::Array(f) if matches!(&f[3], Value::Array(a) if text(&a[0]).eq_ignore_ascii_case("HOT.DROP")) => {
+                Some(int(&f[2]))
+            }
+            _ => None,
+        })
+        .max();
+    println!("HOT.DROP in the server: {drop_us:?} us (SLOWLOG, None: under 1 ms)");
+    println!(
+        "HOT.DROP of {n} articles: keys before {full}, right after {during}, at the end {after} (empty db {before}); \
+         {removed} keys reported; the command took {drop_ms:.1} ms, all steps and expiries {total_ms:.0} ms; \
+         longest PING {:.1} ms",
+        worst.as_secs_f64() * 1000.0
+    );
+    assert_eq!(after, before);
+    assert!(during < full && during > before, "{during}");
+    assert!(removed >= 3 * n, "{removed}");
+}
+
+#[test]
+fn drop_without_access_and_bad_input_write_nothing() {
+    let s = Server::start();
+    let mut c = s.conn();
+    setup_board(&mut c, B);
+    ok(&mut c, &[b"SET", b"str", b"x"]);
+    acl_setuser(&mut c, &["other", "on", ">pw", "~other:*", "+@all"]);
+    acl_setuser(&mut c, &["reader", "on", ">pw", "%R~hot:*", "+@all"]);
+    let before = snapshot(&mut c);
+    for user in ["other", "reader"] {
+        let e = err(&mut s.conn_as(user, "pw"), &["HOT.DROP", "hot:{adm}"]);
+        assert!(e.starts_with("NOPERM"), "{user}: {e}");
+    }
+    assert!(err(&mut c, &["HOT.DROP"]).contains("wrong number"));
+    assert!(err(&mut c, &["HOT.DROP", "hot:{adm}", "x"]).contains("wrong number"));
+    assert!(err(&mut c, &["HOT.DROP", "str"]).starts_with("WRONGTYPE"));
+    ok(&mut c, &[b"ZADD", b"plainz", b"1", b"m"]);
+    assert!(err(&mut c, &["HOT.DROP", "plainz"]).starts_with("ERR"));
+    ok(&mut c, &[b"DEL", b"plainz"]);
+    assert_eq!(snapshot(&mut c), before);
+}

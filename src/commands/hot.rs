@@ -200,6 +200,7 @@ pub(super) fn refresh_retention(
 pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 4)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
+    b.load_epoch(true)?;
     let article_rs = args.next_rs()?;
     let article = article_rs.as_slice();
     let published = parse_time_ms("published_at", args.next_rs()?.as_slice())?;
@@ -237,6 +238,7 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     let reindex = on_board && pub_h.zset_score(article_rs) != Some(published as f64);
 
     // Write.
+    b.claim_epoch()?;
     let p = IntText::new(published);
     let fields = [(c"publishedAt", p.as_bytes())];
     meta_h.hash_set(&fields);
@@ -533,6 +535,7 @@ fn select_in_window(
 pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 9)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
+    b.load_epoch(false)?;
     let (mut limit, mut window, mut withscores, mut at) = (20i64, None, false, None);
     while let Some(opt) = args.next() {
         match opt.to_ascii_uppercase().as_slice() {
@@ -570,6 +573,7 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 pub(super) fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 5)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
+    b.load_epoch(false)?;
     let article = args.next_rs()?.as_slice();
     let q = match args.trailing_at()? {
         Some(raw) => parse_time_ms("AT", raw)?,

@@ -79,6 +79,7 @@ struct ArticleKeys {
 pub(super) fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, usize::MAX)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
+    b.load_epoch(true)?;
     let mut articles: Vec<&RedisString> = Vec::new();
     while let Ok(a) = args.next_rs() {
         if !articles.iter().any(|x| x.as_slice() == a.as_slice()) {
@@ -110,6 +111,7 @@ pub(super) fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
 
     // Write.
+    b.claim_epoch()?;
     let now = ffi::now_ms();
     let at = now + retention_ms();
     let (now_s, at_s) = (IntText::new(now), IntText::new(at));
@@ -233,6 +235,7 @@ fn export_row(
 pub(super) fn export_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 5)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
+    b.load_epoch(false)?;
     let cursor = match parse_i64("cursor", args.next_rs()?.as_slice()) {
         Ok(c) if c >= 0 => c,
         _ => return Err(Fail::Msg("ERR invalid cursor".into())),
@@ -332,6 +335,7 @@ fn dedup_shard_names(b: &BoardCtx, now: i64) -> Res<Vec<RedisString>> {
 pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 2)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
+    b.load_epoch(false)?;
     let board = b.open_board(false)?;
     let (hb, hb_h) = b.open_derived(Kind::HotBoard, &[], KeyKind::String, false)?;
     check_hot_board(&b, &board, board_record(&hb, &hb_h)?.is_some())?;

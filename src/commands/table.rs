@@ -8,7 +8,7 @@
 //! To add a command: a handler `fn(&Context, &[RedisString]) -> Res<RedisValue>`,
 //! a row here, and its docs in `src/docs.rs` (`tests/docs.rs` checks them).
 
-use super::{hot, hot_admin, rank, view, Res};
+use super::{hot, hot_admin, hot_drop, rank, view, Res};
 use redis_module::{Context, RedisString, RedisValue};
 use std::ffi::CStr;
 
@@ -45,7 +45,7 @@ pub struct Command {
 use KeyAccess::{Delete, Read, Remove, Write};
 
 /// Every command of the module, in registration order.
-pub static COMMANDS: [Command; 19] = [
+pub static COMMANDS: [Command; 20] = [
     crate::command!(
         "hot.publish",
         hot::publish_impl,
@@ -150,6 +150,13 @@ pub static COMMANDS: [Command; 19] = [
         c"read"
     ),
     crate::command!("hot.info", hot_admin::info_impl, c"readonly", Read, c"read"),
+    crate::command!(
+        "hot.drop",
+        hot_drop::drop_impl,
+        c"write",
+        Delete,
+        c"write keyspace"
+    ),
 ];
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ use redis_module::{Context, RedisString, RedisValue};
 pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 6)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
+    b.load_epoch(true)?;
     let req = view_request(&mut args)?;
     let f = config::formula();
     let k = ViewKeys::new(&b, &req)?;
@@ -270,6 +271,7 @@ fn write(
     f: &Formula,
 ) -> Res<()> {
     let ctx = b.ctx;
+    b.claim_epoch()?;
     if let Some(c) = &plan.counted {
         write_article(ctx, k, &mut h, r, plan, c)?;
         write_board(b, k, &mut h, r, c, plan.score, score)?;
