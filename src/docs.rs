@@ -405,6 +405,13 @@ pub static COMMANDS: &[Command] = &[
         complexity: "O(S) for the command, where S is the number of articles counted (at most 1000); the article keys, O(N) for N tracked articles, are deleted afterwards in steps of 200 articles every millisecond.",
         args: &[key()],
     },
+    Command {
+        name: "rank.info",
+        summary: "Returns a leaderboard's layout (resolution, min, max, order, periods, TZ, KEEP), its number of members and its current period boards with their sizes.",
+        since: SINCE,
+        complexity: "O(P) where P is the number of periods of the board.",
+        args: &[key()],
+    },
 ];
 
 /// The documentation of command `name` (lowercase), if it has one.

@@ -20,7 +20,7 @@ use redis::{Connection, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every command of the module (the `redis_module!` list in `src/lib.rs`).
-const COMMANDS: [&str; 20] = [
+const COMMANDS: [&str; 21] = [
     "hot.publish",
     "hot.view",
     "hot.top",
@@ -42,6 +42,7 @@ const COMMANDS: [&str; 20] = [
     "hot.export",
     "hot.info",
     "hot.drop",
+    "rank.info",
 ];
 
 /// Which commands each parser function (the one enclosing a keyword match

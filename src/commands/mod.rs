@@ -9,6 +9,7 @@ pub mod hot;
 pub mod hot_admin;
 pub mod hot_drop;
 pub mod rank;
+pub mod rank_admin;
 pub mod table;
 pub mod view;
 

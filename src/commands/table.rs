@@ -8,7 +8,7 @@
 //! To add a command: a handler `fn(&Context, &[RedisString]) -> Res<RedisValue>`,
 //! a row here, and its docs in `src/docs.rs` (`tests/docs.rs` checks them).
 
-use super::{hot, hot_admin, hot_drop, rank, view, Res};
+use super::{hot, hot_admin, hot_drop, rank, rank_admin, view, Res};
 use redis_module::{Context, RedisString, RedisValue};
 use std::ffi::CStr;
 
@@ -45,7 +45,7 @@ pub struct Command {
 use KeyAccess::{Delete, Read, Remove, Write};
 
 /// Every command of the module, in registration order.
-pub static COMMANDS: [Command; 20] = [
+pub static COMMANDS: [Command; 21] = [
     crate::command!(
         "hot.publish",
         hot::publish_impl,
@@ -156,6 +156,13 @@ pub static COMMANDS: [Command; 20] = [
         c"write",
         Delete,
         c"write keyspace"
+    ),
+    crate::command!(
+        "rank.info",
+        rank_admin::info_impl,
+        c"readonly",
+        Read,
+        c"read"
     ),
 ];
 
