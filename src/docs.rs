@@ -389,6 +389,10 @@ pub static COMMANDS: &[Command] = &[
                 .token("COUNT")
                 .optional()
                 .summary("index entries to walk, 1 to 10000, default 10"),
+            Arg::new("time", ArgType::UnixTime)
+                .token("AT")
+                .optional()
+                .summary("the time of the scores, unix seconds (default: the server clock)"),
         ],
     },
     Command {

@@ -15,7 +15,8 @@ use crate::ffi::{self, Event, KeyKind};
 use crate::hot::dedup;
 use crate::keys::Kind;
 use crate::parse::{
-    format_score, format_time_ms, parse_count, parse_i64, IntText, IntsText, ScoreText,
+    format_score, format_time_ms, parse_count, parse_i64, parse_time_ms, IntText, IntsText,
+    ScoreText,
 };
 use redis_module::{Context, RedisString, RedisValue};
 
@@ -219,31 +220,32 @@ fn export_row(
     ])))
 }
 
-/// `HOT.EXPORT K cursor [COUNT n]` → `[next-cursor, [[article, [field,
+/// `HOT.EXPORT K cursor [COUNT n] [AT t]` → `[next-cursor, [[article, [field,
 /// value, …]], …]]`: a cursor over the article index (every article the
 /// board holds counters or meta for, on the board or not), SCAN-shaped.
 /// The cursor is a sequence number of the index: `0` starts, and the reply
 /// cursor is `0` when the walk is done. One call walks up to `n` entries
 /// (default 10, 1 to [`EXPORT_MAX_COUNT`]) and may return fewer rows (an
 /// entry without counters or meta is skipped). Fields as HOT.STATS (pv, uv,
-/// suspicious, published_at, score at the server clock) plus `last_view`
+/// suspicious, published_at, score at `t`, the server clock by default) plus `last_view`
 /// (unix seconds of the last counted view, nil if none recorded). An
 /// article keeps its sequence number while it lives, so every article
 /// present for the whole walk is returned at least once, whatever views,
 /// trims and rescoring happen in between (index upkeep may move an entry to
 /// the end: it is then returned twice). Errors: `ERR invalid cursor`.
 pub(super) fn export_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 3, 5)?;
+    let mut args = Args::new(argv, 3, 7)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
     b.load_epoch(false)?;
     let cursor = match parse_i64("cursor", args.next_rs()?.as_slice()) {
         Ok(c) if c >= 0 => c,
         _ => return Err(Fail::Msg("ERR invalid cursor".into())),
     };
-    let mut count = 10;
+    let (mut count, mut at) = (10, None);
     while let Some(opt) = args.next() {
         match opt.to_ascii_uppercase().as_slice() {
             b"COUNT" => count = parse_count("COUNT", args.value_of("COUNT")?, EXPORT_MAX_COUNT)?,
+            b"AT" => at = Some(parse_time_ms("AT", args.value_of("AT")?)?),
             _ => return Err(Fail::syntax_at(opt)),
         }
     }
@@ -251,7 +253,7 @@ pub(super) fn export_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
     let (hb, hb_h) = b.open_derived(Kind::HotBoard, &[], KeyKind::String, false)?;
     check_hot_board(&b, &board, board_record(&hb, &hb_h)?.is_some())?;
     let (ix, _) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, false)?;
-    let (q, f) = (ffi::now_ms(), config::formula());
+    let (q, f) = (at.unwrap_or_else(ffi::now_ms), config::formula());
     let mut rows = Vec::new();
     let mut next = 0i64;
     if let Some(iter) = ffi::ZsetIter::from_score(ctx, &ix, cursor as f64) {
