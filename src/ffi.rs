@@ -356,6 +356,21 @@ impl Drop for ZsetIter {
     }
 }
 
+/// The database the context works on (`RedisModule_GetSelectedDb`).
+pub fn selected_db(ctx: &Context) -> i32 {
+    // SAFETY: ctx is a live context.
+    unsafe { raw::RedisModule_GetSelectedDb.expect("GetSelectedDb")(ctx.ctx) }
+}
+
+/// Makes the context work on database `db` (`RedisModule_SelectDb`);
+/// whether it exists.
+pub fn select_db(ctx: &Context, db: i32) -> bool {
+    // SAFETY: ctx is a live context (a timer's: its own client).
+    unsafe {
+        raw::RedisModule_SelectDb.expect("SelectDb")(ctx.ctx, db) == raw::REDISMODULE_OK as i32
+    }
+}
+
 /// The server's command callback type (`RedisModuleCmdFunc`).
 pub type CmdFunc = extern "C" fn(
     *mut raw::RedisModuleCtx,

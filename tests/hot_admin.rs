@@ -718,6 +718,20 @@ fn drop_makes_a_new_board_under_the_same_name_start_fresh() {
         let exists: i64 = redis::cmd("EXISTS").arg(k).query(&mut c).unwrap();
         assert_eq!(exists, 0, "{}", k.escape_ascii());
     }
+    // A board in another database: the steps delete there.
+    let mut c9 = redis::Client::open(format!("{}/9", s.url()))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    setup_board(&mut c9, B);
+    let n9 = keys_with(&mut c9, B).len();
+    assert!(drop_board(&mut c9, B) > 0);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let left: Vec<Vec<u8>> = keys_with(&mut c9, B)
+        .into_iter()
+        .filter(|k| !k.windows(4).any(|w| w == b"\0vv:" || w == b"\0dd:"))
+        .collect();
+    assert_eq!(left, vec![derived_board(B, "ep")], "db 9 had {n9} keys");
     // Drop again (epoch 1), and a board never written: 0.
     assert!(drop_board(&mut c, B) >= 3 * 3);
     assert_eq!(drop_board(&mut c, b"hot:{never}"), 0);

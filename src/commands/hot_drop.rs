@@ -48,6 +48,8 @@ pub const COUNT_SAMPLE: usize = 1000;
 /// A dropped board whose article keys of `epoch` are still being deleted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Job {
+    /// The database the board is in.
+    db: i32,
     board: Vec<u8>,
     epoch: i64,
 }
@@ -148,6 +150,7 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
         let mut j = jobs();
         for epoch in queued {
             let job = Job {
+                db: ffi::selected_db(ctx),
                 board: b.bytes().to_vec(),
                 epoch,
             };
@@ -204,6 +207,9 @@ fn tick(ctx: &Context, _: ()) {
 /// Deletes the keys of up to [`STEP_ARTICLES`] articles of the job's index;
 /// whether the job is done (its index is gone).
 fn step(ctx: &Context, job: &Job) -> Res<bool> {
+    if !ffi::select_db(ctx, job.db) {
+        return Ok(true);
+    }
     let key = RedisString::create_from_slice(ctx.ctx, &job.board);
     let b = BoardCtx::internal(ctx, &key, job.epoch);
     let ix = b.derived(Kind::Index, &[], true)?;
@@ -228,7 +234,9 @@ fn step(ctx: &Context, job: &Job) -> Res<bool> {
     }
     // Done: unless a new board was written meanwhile (or another drop of
     // this name is pending), the epoch key may go after the guard time.
-    let pending = jobs().iter().any(|j| j.board == job.board && j != job);
+    let pending = jobs()
+        .iter()
+        .any(|j| j.db == job.db && j.board == job.board && j != job);
     let cur = BoardCtx::internal(ctx, &key, 0);
     cur.load_epoch(false)?;
     let live = b.exists(&key)
