@@ -460,6 +460,21 @@ impl Drop for ZsetWalk {
     }
 }
 
+/// The database the context works on (`RedisModule_GetSelectedDb`).
+pub fn selected_db(ctx: &Context) -> i32 {
+    // SAFETY: ctx is a live context.
+    unsafe { raw::RedisModule_GetSelectedDb.expect("GetSelectedDb")(ctx.ctx) }
+}
+
+/// Makes the context work on database `db` (`RedisModule_SelectDb`);
+/// whether it exists.
+pub fn select_db(ctx: &Context, db: i32) -> bool {
+    // SAFETY: ctx is a live context (a timer's: its own client).
+    unsafe {
+        raw::RedisModule_SelectDb.expect("SelectDb")(ctx.ctx, db) == raw::REDISMODULE_OK as i32
+    }
+}
+
 /// The server's command callback type (`RedisModuleCmdFunc`).
 pub type CmdFunc = extern "C" fn(
     *mut raw::RedisModuleCtx,
@@ -937,6 +952,20 @@ impl Key {
         }
     }
 
+    /// Removes the key's expiry (as PERSIST does); no-op on a missing key.
+    pub fn persist(&mut self) {
+        if self.raw.key.is_null() || self.kind() == KeyKind::Empty {
+            return;
+        }
+        // SAFETY: an open, writable key that exists; NO_EXPIRE removes the TTL.
+        unsafe {
+            raw::RedisModule_SetExpire.expect("SetExpire")(
+                self.raw.key,
+                raw::REDISMODULE_NO_EXPIRE as i64,
+            );
+        }
+    }
+
     /// A hash field by name; `None` when the field (or key) is missing. The
     /// caller has checked the type.
     pub fn hash_get(&self, field: &std::ffi::CStr) -> Option<RedisString> {
@@ -1004,6 +1033,37 @@ impl Key {
             };
             raw::RedisModule_ZsetRangeStop.expect("zset range API")(key);
             (!ele.is_null()).then(|| RedisString::from_redis_module_string(self.raw.ctx, ele))
+        }
+    }
+
+    /// The highest score of a ZSET (`None` if missing or empty).
+    pub fn zset_last_score(&self) -> Option<f64> {
+        if self.raw.key.is_null() || self.kind() != KeyKind::ZSet {
+            return None;
+        }
+        let key = self.raw.key;
+        // SAFETY: an open ZSET key; the range is stopped before returning;
+        // the element string is freed at once (only its score is kept).
+        unsafe {
+            let ok = raw::RedisModule_ZsetLastInScoreRange.expect("zset range API")(
+                key,
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+                0,
+                0,
+            );
+            let mut score = 0.0;
+            let ele = if ok == raw::REDISMODULE_OK as i32 {
+                raw::RedisModule_ZsetRangeCurrentElement.expect("zset range API")(key, &mut score)
+            } else {
+                std::ptr::null_mut()
+            };
+            raw::RedisModule_ZsetRangeStop.expect("zset range API")(key);
+            if ele.is_null() {
+                return None;
+            }
+            drop(RedisString::from_redis_module_string(self.raw.ctx, ele));
+            Some(score)
         }
     }
 

@@ -40,6 +40,12 @@ pub(super) fn published_at(h: &ffi::Key) -> Res<Option<i64>> {
     int_field(h.hash_get(c"publishedAt"))
 }
 
+/// The meta hash's `lastView` (unix ms of the article's last counted view),
+/// checked to be an integer as [`published_at`] is.
+pub(super) fn last_view_at(h: &ffi::Key) -> Res<Option<i64>> {
+    int_field(h.hash_get(c"lastView"))
+}
+
 /// The UV of an open HyperLogLog handle: the count cached in its header,
 /// or, when that is stale, the estimate computed on a copy (a read writes
 /// nothing); 0 when missing. Error as PFCOUNT gives for a bad value.

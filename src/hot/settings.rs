@@ -237,6 +237,21 @@ impl BoardSettings {
         Ok(())
     }
 
+    /// The floating-point settings by lower-case name (`alpha`, `beta`,
+    /// `base`, `gamma`), then the integer ones (`dedup-seconds`, …), as
+    /// HOT.INFO reports them.
+    pub fn fields(&self) -> (Vec<(&'static str, f64)>, Vec<(&'static str, i64)>) {
+        let floats = (0..FLOAT_NAMES.len())
+            .map(|i| (FLOAT_NAMES[i].0, self.float(i)))
+            .collect();
+        let ints = INT_SPECS
+            .iter()
+            .zip(self.ints)
+            .map(|(s, v)| (s.name, v))
+            .collect();
+        (floats, ints)
+    }
+
     /// The settings as `name value` pairs, upper-case names (as HOT.CREATE
     /// takes them), without the id.
     pub fn pairs(&self) -> Vec<(String, String)> {
