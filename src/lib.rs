@@ -13,6 +13,7 @@ pub mod hot;
 pub mod keys;
 pub mod parse;
 pub mod rank;
+pub mod shortest;
 
 mod commands;
 mod config;
@@ -31,6 +32,8 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     ffi::register_info(ctx);
     ffi::set_explicit_signals(ctx);
     ffi::follow_hll_sparse_max(ctx);
+    // The score formatter's tables, built now so no command pays for them.
+    shortest::warm_up();
     if let Err(e) = ffi::register_commands(ctx) {
         ctx.log_warning(&format!("hotrank: {e}"));
         return Status::Err;

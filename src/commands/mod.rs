@@ -179,8 +179,13 @@ pub struct BoardCtx<'a> {
     /// The board key (checked by [`board`]).
     pub key: &'a RedisString,
     acl: ffi::AclUser,
-    /// Where derived names are built, reused by every [`BoardCtx::derived`].
-    name: std::cell::RefCell<Vec<u8>>,
+}
+
+thread_local! {
+    /// Where [`BoardCtx::derived`] builds names: one buffer reused by every
+    /// command (commands run on the main thread), so naming a derived key
+    /// allocates nothing once it has grown to the longest name.
+    static NAME: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl<'a> BoardCtx<'a> {
@@ -191,17 +196,18 @@ impl<'a> BoardCtx<'a> {
             ctx,
             key,
             acl: ffi::AclUser::current(ctx),
-            name: std::cell::RefCell::new(Vec::with_capacity(2 * key.len() + 64)),
         })
     }
 
     /// A derived key of the board ([`keys::derived`]), ACL-checked for the
     /// calling user (`write`: write access, else read). Error: `NOPERM …`.
     pub fn derived(&self, kind: keys::Kind, parts: &[&[u8]], write: bool) -> Res<RedisString> {
-        let mut buf = self.name.borrow_mut();
-        keys::derived_into(&mut buf, self.key.as_slice(), kind, parts);
-        // Binary-safe (Context::create_string would refuse the zero byte).
-        let name = RedisString::create_from_slice(self.ctx.ctx, &buf);
+        let name = NAME.with(|cell| {
+            let mut buf = cell.borrow_mut();
+            keys::derived_into(&mut buf, self.key.as_slice(), kind, parts);
+            // Binary-safe (Context::create_string would refuse the zero byte).
+            RedisString::create_from_slice(self.ctx.ctx, &buf)
+        });
         self.acl.check(&name, write)?;
         Ok(name)
     }
