@@ -611,12 +611,10 @@ pub(super) fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
         return Ok(RedisValue::Array(vec![]));
     };
     let board: &RedisString = &key;
-    let Some(r) = b.zrank(board, member)? else {
+    let Some((r, items)) = b.zaround(board, member, n as usize)? else {
         return Ok(RedisValue::Array(vec![]));
     };
-    let r = r as i64;
-    let first = (r - n).max(0);
-    let items = b.zrange(board, first, r + n)?;
+    let first = r as i64 - (r as i64).min(n);
     let mut out = Vec::with_capacity(items.len());
     for (i, (m, packed)) in items.into_iter().enumerate() {
         out.push(RedisValue::Array(vec![
