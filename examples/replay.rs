@@ -41,7 +41,7 @@ mod server;
 use replies::{pairs, view_status, Pipeline};
 use server::SpawnedServer;
 
-const DEFAULT_LOG: &str = "../shared/data/nasa_19950801.tsv.gz";
+const DEFAULT_LOG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/nasa_19950801.tsv.gz");
 const BOARD: &str = "hot:{nasa}";
 const BATCH: usize = 1000;
 const TOP_N: usize = 20;

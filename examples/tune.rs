@@ -11,7 +11,7 @@
 //! ```
 //!
 //! - `--log`: the demo's TSV or a Common Log Format log, gzipped or plain
-//!   (default `../shared/data/nasa_19950801.tsv.gz`); see `examples/shared/log.rs`.
+//!   (default `data/nasa_19950801.tsv.gz`); see `examples/shared/log.rs`.
 //! - `--step`: seconds of log time between samples (default 600).
 //! - `--limit`: length of the sampled top (default 20).
 //! - `--articles`: leading articles drawn (default 8, at most 10).
@@ -38,7 +38,7 @@ mod tune;
 
 use tune::{Plan, Setting};
 
-const DEFAULT_LOG: &str = "../shared/data/nasa_19950801.tsv.gz";
+const DEFAULT_LOG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/nasa_19950801.tsv.gz");
 const DEFAULT_OUT: &str = "target/tune.svg";
 
 /// The command line.

@@ -9,6 +9,7 @@
 //!
 //! Configs are not replicated: a replica needs the same settings as its master.
 
+use crate::hot::settings::{self, BoardSettings};
 use crate::hot::{self, Formula};
 use redis_module::{
     configuration::ConfigurationContext, ConfigurationValue, RedisError, RedisString,
@@ -87,13 +88,13 @@ pub struct IntConfig {
 }
 
 impl IntConfig {
-    const fn new(name: &'static str, default: i64, min: i64, max: i64) -> Self {
+    const fn spec(s: settings::IntSpec) -> Self {
         IntConfig {
-            name,
-            default,
-            min,
-            max,
-            value: AtomicI64::new(default),
+            name: s.name,
+            default: s.default,
+            min: s.min,
+            max: s.max,
+            value: AtomicI64::new(s.default),
         }
     }
 
@@ -144,29 +145,23 @@ pub static BASE: FloatConfig = FloatConfig::new("base", Formula::DEFAULT.base, h
 /// `hotrank.gamma`: gravity exponent (see [`Formula::gamma`]).
 pub static GAMMA: FloatConfig = FloatConfig::new("gamma", Formula::DEFAULT.gamma, hot::GAMMA_RANGE);
 
-/// `hotrank.dedup-seconds`: a visitor's repeat views of an article within
-/// this many seconds (of view time) count once. 0 turns dedup off.
-pub static DEDUP_SECONDS: IntConfig = IntConfig::new(
-    "dedup-seconds",
-    900,
-    0,
-    crate::hot::dedup::MAX_WINDOW_MS / 1000,
-);
-/// `hotrank.dedup-shards`: strings per dedup generation of a board; about
-/// active pairs / 200 keeps each lookup short.
-pub static DEDUP_SHARDS: IntConfig = IntConfig::new("dedup-shards", 4096, 1, 65_536);
+/// `hotrank.dedup-seconds`: the default `DEDUP-SECONDS` of new boards (see
+/// [`settings::DEDUP_SECONDS`]): a visitor's repeat views of an article
+/// within this many seconds (of view time) count once. 0 turns dedup off.
+pub static DEDUP_SECONDS: IntConfig = IntConfig::spec(settings::DEDUP_SECONDS);
+/// `hotrank.dedup-shards`: strings per dedup generation of a new board;
+/// about active pairs / 200 keeps each lookup short.
+pub static DEDUP_SHARDS: IntConfig = IntConfig::spec(settings::DEDUP_SHARDS);
 /// `hotrank.visitor-max-views`: views of one visitor on one board within
 /// `visitor-window-seconds` above which it is suspicious. 0 turns it off.
-pub static VISITOR_MAX_VIEWS: IntConfig = IntConfig::new("visitor-max-views", 60, 0, 1_000_000_000);
+pub static VISITOR_MAX_VIEWS: IntConfig = IntConfig::spec(settings::VISITOR_MAX_VIEWS);
 /// `hotrank.visitor-window-seconds`: the window of the visitor view limit.
-pub static VISITOR_WINDOW_SECONDS: IntConfig =
-    IntConfig::new("visitor-window-seconds", 3600, 1, 2_592_000);
-/// `hotrank.max-articles`: articles a HOT board keeps. 0 = no limit.
-pub static MAX_ARTICLES: IntConfig = IntConfig::new("max-articles", 1000, 0, 100_000_000);
+pub static VISITOR_WINDOW_SECONDS: IntConfig = IntConfig::spec(settings::VISITOR_WINDOW_SECONDS);
+/// `hotrank.max-articles`: articles a new HOT board keeps. 0 = no limit.
+pub static MAX_ARTICLES: IntConfig = IntConfig::spec(settings::MAX_ARTICLES);
 /// `hotrank.retention-seconds`: per-article keys of an article not viewed
 /// for this long expire (default 90 days).
-pub static RETENTION_SECONDS: IntConfig =
-    IntConfig::new("retention-seconds", 7_776_000, 60, 315_360_000);
+pub static RETENTION_SECONDS: IntConfig = IntConfig::spec(settings::RETENTION_SECONDS);
 
 /// Every float config.
 pub static FLOATS: [&FloatConfig; 4] = [&ALPHA, &BETA, &BASE, &GAMMA];
@@ -181,11 +176,6 @@ pub static INTS: [&IntConfig; 6] = [
     &RETENTION_SECONDS,
 ];
 
-/// Reads an integer config.
-pub fn get(c: &IntConfig) -> i64 {
-    c.value()
-}
-
 /// The formula as configured now.
 pub fn formula() -> Formula {
     Formula {
@@ -196,9 +186,79 @@ pub fn formula() -> Formula {
     }
 }
 
-/// The dedup window in milliseconds.
-pub fn dedup_ms() -> i64 {
-    DEDUP_SECONDS.value() * 1000
+/// The settings a board created now gets: the configs' values, with
+/// incarnation id `id`.
+pub fn board_settings(id: i64) -> BoardSettings {
+    BoardSettings {
+        id,
+        formula: formula(),
+        ints: INTS.map(|c| c.value()),
+    }
+}
+
+/// How writes replicate (`hotrank.replicate`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replicate {
+    /// Each write replicates as the plain commands of its effects (a replica
+    /// or AOF without the module can load them). The default.
+    Effects,
+    /// Each write replicates as one hotrank command with its clock spelled
+    /// out (a replica and the AOF load need the module).
+    Commands,
+}
+
+static REPLICATE_COMMANDS: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// The current `hotrank.replicate`.
+pub fn replicate() -> Replicate {
+    if REPLICATE_COMMANDS.load(Ordering::Relaxed) {
+        Replicate::Commands
+    } else {
+        Replicate::Effects
+    }
+}
+
+/// `hotrank.replicate` as a string config (`effects` or `commands`).
+pub struct ReplicateConfig {
+    /// The last string handed to CONFIG GET (see `ffi::config_string`).
+    shown: AtomicPtr<redis_module::raw::RedisModuleString>,
+}
+
+/// `hotrank.replicate`: how HOT writes replicate, `effects` (default) or
+/// `commands` (see the README, Replication).
+pub static REPLICATE: ReplicateConfig = ReplicateConfig {
+    shown: AtomicPtr::new(std::ptr::null_mut()),
+};
+
+impl ReplicateConfig {
+    pub const NAME: &'static str = "replicate";
+    pub const DEFAULT: &'static str = "effects";
+}
+
+impl ConfigurationValue<RedisString> for ReplicateConfig {
+    fn get(&self, _ctx: &ConfigurationContext) -> RedisString {
+        let v = match replicate() {
+            Replicate::Effects => "effects",
+            Replicate::Commands => "commands",
+        };
+        crate::ffi::config_string(&self.shown, v)
+    }
+
+    fn set(&self, _ctx: &ConfigurationContext, val: RedisString) -> Result<(), RedisError> {
+        set_replicate(val.as_slice()).map_err(RedisError::String)
+    }
+}
+
+/// Sets `hotrank.replicate` from its text (`effects` or `commands`, any case).
+pub fn set_replicate(raw: &[u8]) -> Result<(), String> {
+    let v = match raw.to_ascii_lowercase().as_slice() {
+        b"effects" => false,
+        b"commands" => true,
+        _ => return Err("hotrank.replicate must be effects or commands".into()),
+    };
+    REPLICATE_COMMANDS.store(v, Ordering::Relaxed);
+    Ok(())
 }
 
 /// Sets config `name` (without the `hotrank.` prefix) from its text, through
@@ -208,6 +268,8 @@ pub fn set_by_name(name: &[u8], value: &[u8]) -> Result<(), String> {
         c.set_bytes(value)
     } else if let Some(c) = INTS.iter().find(|c| c.name.as_bytes() == name) {
         c.set_bytes(value)
+    } else if name == b"replicate" {
+        set_replicate(value)
     } else {
         Err(format!("unknown config '{}'", name.escape_ascii()))
     }
@@ -216,17 +278,42 @@ pub fn set_by_name(name: &[u8], value: &[u8]) -> Result<(), String> {
 /// Applies loadmodule arguments: `<name> <value>` pairs, each name with or
 /// without the `hotrank.` prefix, in order, each through its config's
 /// validator. Applied after redis.conf's `hotrank.*` lines, so these win.
-/// Error (the module then refuses to load): the first bad pair's message.
+/// Error (the module then refuses to load): one line about the first bad
+/// pair, naming it and giving the valid range or the valid names, e.g.
+/// `bad loadmodule argument 'gamma abc': hotrank.gamma must be a number in [0, 10]`.
 pub fn apply_module_args(args: &[&[u8]]) -> Result<(), String> {
     for pair in args.chunks(2) {
         let [name, value] = pair else {
             return Err(format!(
-                "module argument '{}' has no value",
+                "bad loadmodule argument '{}': it has no value (the arguments are \
+                 name value pairs, e.g. gamma 1.5)",
                 pair[0].escape_ascii()
             ));
         };
         let short = name.strip_prefix(b"hotrank.").unwrap_or(name);
-        set_by_name(short, value)?;
+        let what = format!("{} {}", name.escape_ascii(), value.escape_ascii());
+        let float = FLOATS.iter().find(|c| c.name.as_bytes() == short);
+        if float.is_none() && !INTS.iter().any(|c| c.name.as_bytes() == short) {
+            let names: Vec<&str> = FLOATS
+                .iter()
+                .map(|c| c.name)
+                .chain(INTS.iter().map(|c| c.name))
+                .collect();
+            return Err(format!(
+                "bad loadmodule argument '{what}': no config '{}'; valid names (with or \
+                 without the hotrank. prefix): {}",
+                name.escape_ascii(),
+                names.join(", ")
+            ));
+        }
+        set_by_name(short, value).map_err(|e| match float {
+            // Its own message says "finite" or the range: give both.
+            Some(c) => format!(
+                "bad loadmodule argument '{what}': hotrank.{} must be a number in [{}, {}]",
+                c.name, c.min, c.max
+            ),
+            None => format!("bad loadmodule argument '{what}': {e}"),
+        })?;
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! The documentation of every command, as `COMMAND DOCS` serves it: summary,
 //! version, complexity and the full argument tree. Plain data, no Redis:
-//! `ffi::set_command_info` hands it to the server
+//! `commands::register` hands it to the server (through `ffi::set_command_info`)
 //! (`RedisModule_SetCommandInfo`), and redis-cli builds its argument hints
 //! from it.
 //!
@@ -193,6 +193,69 @@ const PERIOD: Arg = Arg::new("period", ArgType::Block)
     .summary("read the board of this period (server clock, the board's TZ) instead of the all-time board")
     .with(PERIOD_AGO);
 
+/// The settings of a HOT board (HOT.CREATE, HOT.ALTER), as `src/hot/settings.rs` names them.
+const HOT_SETTINGS: [Arg; 10] = [
+    string("alpha")
+        .token("ALPHA")
+        .summary("weight of a page view, 0 to 1e6 (default hotrank.alpha)"),
+    string("beta")
+        .token("BETA")
+        .summary("weight of a unique visitor, 0 to 1e6 (default hotrank.beta)"),
+    string("base")
+        .token("BASE")
+        .summary("hours added to an article's age, 0.001 to 1e6 (default hotrank.base)"),
+    string("gamma")
+        .token("GAMMA")
+        .summary("gravity exponent, 0 to 10 (default hotrank.gamma)"),
+    integer("seconds")
+        .token("DEDUP-SECONDS")
+        .summary("repeat views of a pair within this many seconds count once, 0 (off) to 4294967"),
+    integer("shards")
+        .token("DEDUP-SHARDS")
+        .summary("dedup strings per generation, 1 to 65536"),
+    integer("views")
+        .token("VISITOR-MAX-VIEWS")
+        .summary("views of a visitor per window above which they are suspicious, 0 (off) to 1e9"),
+    integer("seconds")
+        .token("VISITOR-WINDOW-SECONDS")
+        .summary("window of the visitor limit, 1 to 2592000"),
+    integer("count")
+        .token("MAX-ARTICLES")
+        .summary("articles the board keeps ranked, 0 (no limit) to 1e8"),
+    integer("retention").token("RETENTION-SECONDS").summary(
+        "an article's counters live this long after its last counted view, 60 to 315360000",
+    ),
+];
+
+const fn optional_all<const N: usize>(a: [Arg; N]) -> [Arg; N] {
+    let mut out = a;
+    let mut i = 0;
+    while i < N {
+        out[i] = out[i].optional();
+        i += 1;
+    }
+    out
+}
+
+const HOT_CREATE_ARGS: [Arg; 11] = {
+    let opt = optional_all(HOT_SETTINGS);
+    let mut out = [key(); 11];
+    let mut i = 0;
+    while i < 10 {
+        out[i + 1] = opt[i];
+        i += 1;
+    }
+    out
+};
+
+const HOT_ALTER_ARGS: [Arg; 2] = [
+    key(),
+    Arg::new("setting", ArgType::OneOf)
+        .multiple()
+        .summary("a setting and its new value (as HOT.CREATE takes them)")
+        .with(&HOT_SETTINGS),
+];
+
 /// Every command, in the order of registration.
 pub static COMMANDS: &[Command] = &[
     Command {
@@ -228,6 +291,20 @@ pub static COMMANDS: &[Command] = &[
             flag("withscores", "WITHSCORES"),
             AT,
         ],
+    },
+    Command {
+        name: "hot.create",
+        summary: "Creates a hot-articles board with its own settings (formula, dedup window, visitor limit, size, retention); settings not given take the hotrank.* configs.",
+        since: SINCE,
+        complexity: "O(1)",
+        args: &HOT_CREATE_ARGS,
+    },
+    Command {
+        name: "hot.alter",
+        summary: "Changes settings of a hot-articles board, all or none; a new formula rescores every article on the board.",
+        since: SINCE,
+        complexity: "O(1), or O(N*log(N)) when the formula changes, where N is the number of articles on the board.",
+        args: &HOT_ALTER_ARGS,
     },
     Command {
         name: "hot.stats",
@@ -309,6 +386,7 @@ pub static COMMANDS: &[Command] = &[
             integer("start"),
             integer("stop"),
             flag("withscores", "WITHSCORES"),
+            flag("withtime", "WITHTIME"),
             PERIOD,
         ],
     },
@@ -369,6 +447,32 @@ pub static COMMANDS: &[Command] = &[
         complexity: "O(N+P*K) where N is the number of members (the ZSETs are freed in the background), P the number of periods of the board and K its KEEP.",
         args: &[key()],
     },
+    // Sharded leaderboards (issue 24).
+    Command {
+        name: "rank.count",
+        summary: "Returns the number of members ranked ahead of a score (and a time, and a member name): summed over the shards of a sharded leaderboard, a member's exact rank.",
+        since: SINCE,
+        complexity: "O(log(N)) where N is the number of members, plus O(M) with MEMBER where M is the number of members with the same score reached in the same time unit.",
+        args: &[
+            key(),
+            integer("score"),
+            Arg::new("position", ArgType::Block)
+                .optional()
+                .with(TIME_MEMBER),
+            PERIOD,
+        ],
+    },
+];
+
+/// RANK.COUNT's `TIME t [MEMBER m]`.
+const TIME_MEMBER: &[Arg] = &[
+    Arg::new("time", ArgType::UnixTime).token("TIME").summary(
+        "when the score was reached: members with the same score reached earlier are ahead",
+    ),
+    string("member")
+        .token("MEMBER")
+        .optional()
+        .summary("members with the same score and time whose name sorts before it are ahead"),
 ];
 
 /// The documentation of command `name` (lowercase), if it has one.
@@ -392,7 +496,11 @@ mod tests {
         let mut names: Vec<&str> = COMMANDS.iter().map(|c| c.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 16, "one entry per command");
+        assert_eq!(
+            names.len(),
+            crate::commands::table::COMMANDS.len(),
+            "one entry per command"
+        );
         for c in COMMANDS {
             assert!(
                 !c.summary.is_empty() && !c.complexity.is_empty(),

@@ -70,18 +70,35 @@ pub fn now_ms() -> i64 {
     }
 }
 
+/// One field of the `INFO hotrank` section.
+pub enum InfoValue {
+    Int(i64),
+    Text(String),
+}
+
+/// What fills the `INFO hotrank` section: (field, value) pairs, in order.
+pub type InfoFields = fn() -> Vec<(String, InfoValue)>;
+
+/// The provider [`register_info`] installed (set once per process).
+static INFO_FIELDS: std::sync::OnceLock<InfoFields> = std::sync::OnceLock::new();
+
 extern "C" fn info_callback(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: i32) {
     raw::add_info_section(ctx, None);
-    for (name, value) in crate::stats::snapshot() {
-        raw::add_info_field_long_long(ctx, name, value as i64);
-    }
-    for (name, value) in crate::config::info_fields() {
-        raw::add_info_field_str(ctx, &name, &value);
+    let Some(fields) = INFO_FIELDS.get() else {
+        return;
+    };
+    for (name, value) in fields() {
+        match value {
+            InfoValue::Int(v) => raw::add_info_field_long_long(ctx, &name, v),
+            InfoValue::Text(v) => raw::add_info_field_str(ctx, &name, &v),
+        };
     }
 }
 
-/// Registers the `INFO hotrank` section (replacing the crate's empty default).
-pub fn register_info(ctx: &Context) {
+/// Registers the `INFO hotrank` section (replacing the crate's empty
+/// default), filled by `fields` each time INFO asks.
+pub fn register_info(ctx: &Context, fields: InfoFields) {
+    let _ = INFO_FIELDS.set(fields);
     raw::register_info_function(ctx.ctx, Some(info_callback));
 }
 
@@ -119,6 +136,14 @@ pub struct AclUser {
 }
 
 impl AclUser {
+    /// No user: every check passes. For commands from the master or the
+    /// AOF, which must never look up a user (none exists on Redis 7.0).
+    pub fn none() -> AclUser {
+        AclUser {
+            user: std::ptr::null_mut(),
+        }
+    }
+
     /// The user of the running command.
     pub fn current(ctx: &Context) -> AclUser {
         // SAFETY: the API table is written once at load time and only read afterwards.
@@ -442,104 +467,63 @@ pub type CmdFunc = extern "C" fn(
     std::os::raw::c_int,
 ) -> std::os::raw::c_int;
 
-/// A row of [`crate::commands::table::COMMANDS`]: `command!(name, handler,
-/// flags, key access, ACL categories)`. It defines the row's callback, a
-/// function that only calls [`dispatch`] with the handler.
-#[macro_export]
-macro_rules! command {
-    ($name:literal, $run:path, $flags:literal, $key:ident, $cats:literal) => {
-        $crate::commands::table::Command {
-            name: $name,
-            flags: $flags,
-            key: $key,
-            categories: $cats,
-            func: {
-                extern "C" fn func(
-                    ctx: *mut redis_module::raw::RedisModuleCtx,
-                    argv: *mut *mut redis_module::raw::RedisModuleString,
-                    argc: std::os::raw::c_int,
-                ) -> std::os::raw::c_int {
-                    $crate::ffi::dispatch(ctx, argv, argc, $run)
-                }
-                func
-            },
-        }
-    };
-}
-
-/// Runs one command: decodes the arguments, runs `run` behind the panic
-/// guard ([`crate::commands::guard`]: a panic becomes an error reply, never
-/// an abort of the server) and sends its reply.
+/// Runs one command: decodes the arguments and sends the reply `run`
+/// returns. The caller (the command table's callbacks) puts its panic guard
+/// inside `run`.
 pub fn dispatch(
     ctx: *mut raw::RedisModuleCtx,
     argv: *mut *mut raw::RedisModuleString,
     argc: std::os::raw::c_int,
-    run: crate::commands::table::Handler,
+    run: impl FnOnce(&Context, Vec<RedisString>) -> redis_module::RedisResult,
 ) -> std::os::raw::c_int {
     let context = Context::new(ctx);
     let args = redis_module::decode_args(ctx, argv, argc);
-    let reply = crate::commands::guard(&context, args, run);
+    let reply = run(&context, args);
     context.reply(reply) as std::os::raw::c_int
 }
 
-/// Creates every command of [`crate::commands::table::COMMANDS`] (first,
-/// last and step key 1: the board key). Error: the server refused one.
-pub fn register_commands(ctx: &Context) -> Result<(), String> {
+/// Creates one command (`RedisModule_CreateCommand`; first, last and step
+/// key 1: the board key). Error: the server refused it.
+pub fn create_command(
+    ctx: &Context,
+    name: &str,
+    func: CmdFunc,
+    flags: &std::ffi::CStr,
+) -> Result<(), String> {
     // SAFETY: the API table is written once at load time and only read afterwards.
     let Some(create) = (unsafe { raw::RedisModule_CreateCommand }) else {
         return Err("the server has no RedisModule_CreateCommand".into());
     };
-    for c in &crate::commands::table::COMMANDS {
-        let name = std::ffi::CString::new(c.name).map_err(|_| "bad command name")?;
-        // SAFETY: the load-time context; name and flags are NUL-terminated,
-        // the server copies both; func is a static function.
-        let rc = unsafe {
-            create(
-                ctx.ctx,
-                name.as_ptr(),
-                Some(c.func),
-                c.flags.as_ptr(),
-                1,
-                1,
-                1,
-            )
-        };
-        if rc != raw::REDISMODULE_OK as i32 {
-            return Err(format!("failed to create command {}", c.name));
-        }
+    let cname = std::ffi::CString::new(name).map_err(|_| "bad command name")?;
+    // SAFETY: the load-time context; name and flags are NUL-terminated,
+    // the server copies both; func is a static function.
+    let rc = unsafe { create(ctx.ctx, cname.as_ptr(), Some(func), flags.as_ptr(), 1, 1, 1) };
+    if rc != raw::REDISMODULE_OK as i32 {
+        return Err(format!("failed to create command {name}"));
     }
     Ok(())
-}
-
-/// The board key's `KeySpecFlags` bits for a key access: read-only commands
-/// read their board key (RO ACCESS), so a user with read-only key
-/// permissions (`%R~`) may run them; without a spec the server derives RW
-/// ACCESS UPDATE from first/last/step for every command.
-fn key_flags(access: crate::commands::table::KeyAccess) -> u32 {
-    use crate::commands::table::KeyAccess;
-    use redis_module::commands::KeySpecFlags as F;
-    match access {
-        KeyAccess::Read => (F::READ_ONLY | F::ACCESS).bits(),
-        KeyAccess::Write => (F::READ_WRITE | F::ACCESS | F::UPDATE).bits(),
-        KeyAccess::Remove => (F::READ_WRITE | F::DELETE).bits(),
-        KeyAccess::Delete => (F::REMOVE | F::DELETE).bits(),
-    }
 }
 
 /// `RedisModule_SetCommandInfo`, as the bindings type it.
 type SetInfoFn =
     unsafe extern "C" fn(*mut raw::RedisModuleCommand, *const raw::RedisModuleCommandInfo) -> i32;
 
-/// Sets each command's info (`RedisModule_SetCommandInfo`, Redis 7.0+, in
-/// one call per command: the server refuses a second one): the key spec
-/// of its board key, and the docs of [`crate::docs`] (summary, since,
+/// Sets one command's info (`RedisModule_SetCommandInfo`, Redis 7.0+, in
+/// one call: the server refuses a second one): the key spec of its board
+/// key (`key_flags`, `KeySpecFlags` bits), and `docs` (summary, since,
 /// complexity, arguments) that `COMMAND DOCS` serves and redis-cli builds
-/// its hints from. Also the ACL categories where the server can set them.
+/// its hints from. Also the ACL `categories` where the server can set them.
 ///
 /// Before 7.0 (no API) it does nothing. If a server refuses the docs, the
 /// key spec is set alone and a warning logged: docs are a convenience,
-/// key specs are not. Error: a command is missing or its key spec refused.
-pub fn set_command_info(ctx: &Context) -> Result<(), String> {
+/// key specs are not. Error: the command is missing or its key spec refused.
+pub fn set_command_info(
+    ctx: &Context,
+    name: &str,
+    key_flags: u32,
+    docs: Option<&crate::docs::Command>,
+    categories: &std::ffi::CStr,
+) -> Result<(), String> {
     // SAFETY: the API table is written once at load time and only read afterwards.
     let api = unsafe { (raw::RedisModule_GetCommand, raw::RedisModule_SetCommandInfo) };
     let (Some(get), Some(set)) = api else {
@@ -547,31 +531,26 @@ pub fn set_command_info(ctx: &Context) -> Result<(), String> {
     };
     // SAFETY: as above.
     let set_categories = unsafe { raw::RedisModule_SetCommandACLCategories };
-    for meta in &crate::commands::table::COMMANDS {
-        let cname = std::ffi::CString::new(meta.name).map_err(|_| "bad command name")?;
-        // SAFETY: ctx is the load-time context and the name NUL-terminated;
-        // a null result means no such command.
-        let cmd = unsafe { get(ctx.ctx, cname.as_ptr()) };
-        if cmd.is_null() {
-            return Err(format!("no command {}", meta.name));
+    let cname = std::ffi::CString::new(name).map_err(|_| "bad command name")?;
+    // SAFETY: ctx is the load-time context and the name NUL-terminated;
+    // a null result means no such command.
+    let cmd = unsafe { get(ctx.ctx, cname.as_ptr()) };
+    if cmd.is_null() {
+        return Err(format!("no command {name}"));
+    }
+    if !set_info(set, cmd, key_flags, docs) {
+        if docs.is_none() || !set_info(set, cmd, key_flags, None) {
+            return Err(format!("SetCommandInfo {name} failed"));
         }
-        let docs = crate::docs::find(meta.name);
-        let flags = key_flags(meta.key);
-        if !set_info(set, cmd, flags, docs) {
-            if docs.is_none() || !set_info(set, cmd, flags, None) {
-                return Err(format!("SetCommandInfo {} failed", meta.name));
-            }
-            ctx.log_warning(&format!(
-                "the server refused the docs of {}; its key spec is set without them",
-                meta.name
-            ));
-        }
-        if let Some(set_cat) = set_categories {
-            // SAFETY: cmd is a live command of this module; the string is
-            // NUL-terminated and static.
-            if unsafe { set_cat(cmd, meta.categories.as_ptr()) } != raw::REDISMODULE_OK as i32 {
-                return Err(format!("SetCommandACLCategories {} failed", meta.name));
-            }
+        ctx.log_warning(&format!(
+            "the server refused the docs of {name}; its key spec is set without them"
+        ));
+    }
+    if let Some(set_cat) = set_categories {
+        // SAFETY: cmd is a live command of this module; the string is
+        // NUL-terminated and outlives the call (the server copies it).
+        if unsafe { set_cat(cmd, categories.as_ptr()) } != raw::REDISMODULE_OK as i32 {
+            return Err(format!("SetCommandACLCategories {name} failed"));
         }
     }
     Ok(())
@@ -1257,5 +1236,77 @@ pub fn follow_hll_sparse_max(ctx: &Context) {
                 Some(on_config_change),
             );
         }
+    }
+}
+
+/// Logs `message` at warning level if a module named `name` is already
+/// loaded in this server. Called from the version expression of
+/// `redis_module!`, which the generated `RedisModule_OnLoad` evaluates
+/// before `RedisModule_Init`: a second `loadmodule`/`MODULE LOAD` of the
+/// same library finds the API table its first load filled (the same
+/// `dlopen` handle, so the same statics), and `RedisModule_Init` then fails
+/// without a word. A first load finds the table empty and does nothing.
+pub fn log_if_name_busy(name: &std::ffi::CStr, message: &std::ffi::CStr) {
+    // SAFETY: the API table is only written by RedisModule_Init on the
+    // server's main thread, which is this thread (module loading); a filled
+    // entry points at the live server's function.
+    let (busy, log) = unsafe { (raw::RedisModule_IsModuleNameBusy, raw::RedisModule_Log) };
+    let (Some(busy), Some(log)) = (busy, log) else {
+        return;
+    };
+    // SAFETY: name is NUL-terminated; the server only reads it.
+    if unsafe { busy(name.as_ptr()) } == 0 {
+        return;
+    }
+    // SAFETY: a null context logs without a module; level and format are
+    // NUL-terminated, and the "%s" format takes exactly the one string given.
+    unsafe {
+        log(
+            std::ptr::null_mut(),
+            c"warning".as_ptr(),
+            c"%s".as_ptr(),
+            message.as_ptr(),
+        )
+    };
+}
+
+/// Keeps the redis-module crate quiet about defrag on servers without
+/// `RedisModule_RegisterDefragCallbacks` (Redis 7.0 among them): its
+/// load code logs a warning-level line ("Skip register defrag callbacks")
+/// on every start there, although this module registers no defrag
+/// callback. Fills the missing entry with a stub that refuses, so that
+/// line is not logged; the crate calls the entry only when a module
+/// registered defrag callbacks, and this one registers none, so the stub
+/// is never called. Must run after `RedisModule_Init` and before the
+/// crate's defrag registration: `redis_module!` calls it as the
+/// `create_data_type` of [`QuietDefrag`].
+fn quiet_defrag() {
+    unsafe extern "C" fn refuse(
+        _ctx: *mut raw::RedisModuleCtx,
+        _start: raw::RedisModuleDefragFunc,
+        _end: raw::RedisModuleDefragFunc,
+    ) -> libc::c_int {
+        raw::REDISMODULE_ERR as libc::c_int
+    }
+    // SAFETY: module loading runs on the server's main thread, which also
+    // is the only reader of the API table at this point; the stub has the
+    // entry's exact signature.
+    unsafe {
+        let entry = &raw mut raw::RedisModule_RegisterDefragCallbacks;
+        if (*entry).is_none() {
+            *entry = Some(refuse);
+        }
+    }
+}
+
+/// The hook `redis_module!` runs right after `RedisModule_Init` (listed
+/// under its `data_types`; it creates no type): [`quiet_defrag`].
+pub struct QuietDefrag;
+
+impl QuietDefrag {
+    /// Called by the `RedisModule_OnLoad` of `redis_module!`; never fails.
+    pub fn create_data_type(&self, _ctx: *mut raw::RedisModuleCtx) -> Result<(), &'static str> {
+        quiet_defrag();
+        Ok(())
     }
 }

@@ -7,7 +7,9 @@
 //!   names and hash slots), [`parse`] (exact number and time parsing);
 //! - Redis glue: `commands` (handlers), `config` (module configs), `docs`
 //!   (what `COMMAND DOCS` says of each command: plain data), `ffi` (the only
-//!   place with `unsafe` and raw API calls), and the registration below.
+//!   place with `unsafe` and raw API calls; it imports nothing above it and
+//!   offers generic primitives), and the registration below (the command
+//!   table is registered by `commands::register`).
 
 pub mod hot;
 pub mod keys;
@@ -23,33 +25,88 @@ mod stats;
 
 use redis_module::{configuration::ConfigurationFlags, redis_module, Context, RedisString, Status};
 
+/// The crate's version (`Cargo.toml`), as shown by `INFO hotrank`
+/// (`hotrank_version`).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The version as `MODULE LIST` shows it: major * 10000 + minor * 100 +
+/// patch (1.2.3 → 10203), as other modules encode theirs.
+pub const MODULE_VERSION: i32 = parse_version_part(env!("CARGO_PKG_VERSION_MAJOR")) * 10_000
+    + parse_version_part(env!("CARGO_PKG_VERSION_MINOR")) * 100
+    + parse_version_part(env!("CARGO_PKG_VERSION_PATCH"));
+
+/// A decimal version component (at compile time; minor and patch below 100).
+const fn parse_version_part(s: &str) -> i32 {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut v = 0;
+    while i < b.len() {
+        assert!(b[i].is_ascii_digit(), "version parts are decimal");
+        v = v * 10 + (b[i] - b'0') as i32;
+        i += 1;
+    }
+    v
+}
+
+static QUIET_DEFRAG: ffi::QuietDefrag = ffi::QuietDefrag;
+
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
     if let Err(e) = config::apply_module_args(&args) {
-        ctx.log_warning(&format!("hotrank: bad module argument: {e}"));
+        ctx.log_warning(&e);
         return Status::Err;
     }
-    ffi::register_info(ctx);
+    ffi::register_info(ctx, info_fields);
     ffi::set_explicit_signals(ctx);
     ffi::follow_hll_sparse_max(ctx);
     // The score formatter's tables, built now so no command pays for them.
     shortest::warm_up();
-    if let Err(e) = ffi::register_commands(ctx) {
-        ctx.log_warning(&format!("hotrank: {e}"));
+    if let Err(e) = commands::register::register_commands(ctx) {
+        ctx.log_warning(&e);
         return Status::Err;
     }
-    if let Err(e) = ffi::set_command_info(ctx) {
-        ctx.log_warning(&format!("hotrank: {e}"));
+    if let Err(e) = commands::register::set_command_info(ctx) {
+        ctx.log_warning(&e);
         return Status::Err;
     }
     Status::Ok
 }
 
+/// The `INFO hotrank` fields (the server prefixes each with `hotrank_`,
+/// so `version` shows as `hotrank_version`): the version, the counters, then the
+/// effective configs.
+fn info_fields() -> Vec<(String, ffi::InfoValue)> {
+    let mut out = vec![(
+        "version".to_string(),
+        ffi::InfoValue::Text(VERSION.to_string()),
+    )];
+    out.extend(
+        stats::snapshot()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), ffi::InfoValue::Int(v as i64))),
+    );
+    out.extend(
+        config::info_fields()
+            .into_iter()
+            .map(|(k, v)| (k, ffi::InfoValue::Text(v))),
+    );
+    out
+}
+
 redis_module! {
     name: "hotrank",
-    version: 1,
+    // Evaluated before RedisModule_Init: a second load logs why it fails.
+    version: {
+        ffi::log_if_name_busy(
+            c"hotrank",
+            c"hotrank is already loaded in this server: this second loadmodule / MODULE LOAD is refused (MODULE UNLOAD hotrank first to replace it)",
+        );
+        MODULE_VERSION
+    },
     allocator: (ffi::ModuleAlloc, ffi::ModuleAlloc),
-    data_types: [],
+    // Not a data type: the hook that keeps the crate's defrag registration
+    // from logging a warning on servers without defrag callbacks.
+    data_types: [QUIET_DEFRAG],
     init: init,
     // Registered in `init` from the one command table (commands/table.rs).
     commands: [],
@@ -67,6 +124,7 @@ redis_module! {
             [config::BETA.name, &config::BETA, config::BETA.default_text(), ConfigurationFlags::DEFAULT, None],
             [config::BASE.name, &config::BASE, config::BASE.default_text(), ConfigurationFlags::DEFAULT, None],
             [config::GAMMA.name, &config::GAMMA, config::GAMMA.default_text(), ConfigurationFlags::DEFAULT, None],
+            [config::ReplicateConfig::NAME, &config::REPLICATE, config::ReplicateConfig::DEFAULT, ConfigurationFlags::DEFAULT, None],
         ],
         bool: [],
         enum: [],

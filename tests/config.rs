@@ -64,11 +64,24 @@ fn bad_module_arguments_refuse_to_load_in_both_forms() {
                     panic!("loadmodule … {form} {bad:?} loaded (CONFIG GET shows {shown})");
                 }
                 // The directive is applied by the server, which logs it its own way.
-                Err(log) => assert!(
-                    (form.starts_with("--") || log.contains("hotrank: bad module argument"))
-                        && log.contains(&format!("hotrank.{name}")),
-                    "{form} {bad:?}: no clear log line in:\n{log}"
-                ),
+                Err(log) => {
+                    assert!(
+                        log.contains(&format!("hotrank.{name}")),
+                        "{form} {bad:?}: no clear log line in:\n{log}"
+                    );
+                    // The directive is the server's to report.
+                    if !form.starts_with("--") {
+                        let ours: Vec<&str> =
+                            log.lines().filter(|l| l.contains("<hotrank>")).collect();
+                        assert_eq!(ours.len(), 1, "{form} {bad:?}: {ours:?}");
+                        let line = ours[0];
+                        assert!(
+                            line.contains(&format!("bad loadmodule argument '{form} {bad}'"))
+                                && line.contains(" in ["),
+                            "{form} {bad:?}: not one clean line with the range: {line}"
+                        );
+                    }
+                }
             }
         }
     }
@@ -86,10 +99,22 @@ fn unknown_or_incomplete_module_arguments_refuse_to_load() {
             Ok(_) => panic!("loadmodule … {args:?} loaded"),
             Err(log) => log,
         };
+        let ours: Vec<&str> = log.lines().filter(|l| l.contains("<hotrank>")).collect();
+        assert_eq!(ours.len(), 1, "{args:?}: {ours:?}");
+        let line = ours[0];
         assert!(
-            log.contains("hotrank: bad module argument"),
+            line.contains("bad loadmodule argument '"),
             "{args:?}: no clear log line in:\n{log}"
         );
+        // An unknown name lists the valid ones; a missing value says so.
+        if args.len() % 2 == 1 {
+            assert!(line.contains("has no value"), "{line}");
+        } else {
+            assert!(
+                line.contains("valid names") && line.contains("visitor-window-seconds"),
+                "{line}"
+            );
+        }
     }
 }
 

@@ -672,8 +672,7 @@ fn seed() -> u64 {
 
 /// The NASA log's article views: (url path, host, time ms).
 fn nasa_views() -> Option<nasa::Views> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/nasa_19950801.tsv.gz");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/nasa_19950801.tsv.gz");
     if !path.exists() {
         println!("skipping: {} not found", path.display());
         return None;

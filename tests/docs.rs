@@ -20,10 +20,12 @@ use redis::{Connection, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every command of the module (the `redis_module!` list in `src/lib.rs`).
-const COMMANDS: [&str; 16] = [
+const COMMANDS: [&str; 19] = [
     "hot.publish",
     "hot.view",
     "hot.top",
+    "hot.create",
+    "hot.alter",
     "hot.stats",
     "rank.create",
     "rank.incr",
@@ -37,12 +39,13 @@ const COMMANDS: [&str; 16] = [
     "rank.rangebyscore",
     "rank.mincr",
     "rank.drop",
+    "rank.count",
 ];
 
 /// Which commands each parser function (the one enclosing a keyword match
 /// in the source) serves. A keyword match in a function not listed here
 /// fails the test: map it first.
-const PARSER_FNS: [(&str, &[&str]); 14] = [
+const PARSER_FNS: [(&str, &[&str]); 15] = [
     ("top_impl", &["hot.top"]),
     ("create_layout", &["rank.create"]),
     ("parse_resolution", &["rank.create"]),
@@ -53,6 +56,7 @@ const PARSER_FNS: [(&str, &[&str]); 14] = [
     ("score_impl", &["rank.score"]),
     ("rank_impl", &["rank.rank"]),
     ("range_impl", &["rank.range"]),
+    ("count_impl", &["rank.count"]),
     ("byscore_options", &["rank.rangebyscore"]),
     // PERIOD of every read but RANGEBYSCORE (which has its own options).
     (
@@ -228,6 +232,8 @@ fn value(a: &Arg, keys: &mut u32) -> String {
         ("unix-time", _) => "1700000000.5".into(),
         ("integer", "min") => "-100".into(),
         ("integer", "max") => "100".into(),
+        ("integer", "retention") => "3600".into(),
+        ("string", "alpha" | "beta" | "base" | "gamma") => "1.5".into(),
         ("integer", _) => "1".into(),
         ("string", "min") => "-inf".into(),
         ("string", "max") => "+inf".into(),
@@ -491,6 +497,10 @@ fn generated_invocations_are_accepted() {
         let all = invocations(name, d, &mut keys);
         for words in &all {
             tried += 1;
+            if name == "hot.alter" {
+                // HOT.ALTER changes a board that exists.
+                run(&mut c, &["HOT.CREATE".to_string(), words[1].clone()]).expect("HOT.CREATE");
+            }
             if let Err(e) = run(&mut c, words) {
                 panic!("{words:?}, generated from the docs of {name}, is refused: {e}");
             }
@@ -530,6 +540,25 @@ fn parser_keywords_match_the_documented_tokens() {
                 .expect("a command")
                 .insert(kw.to_ascii_uppercase());
         }
+    }
+    // HOT.CREATE and HOT.ALTER take the setting names of src/hot/settings.rs
+    // (matched there by name, not by keyword).
+    for cmd in ["hot.create", "hot.alter"] {
+        from_source.get_mut(cmd).expect("a command").extend(
+            [
+                "ALPHA",
+                "BETA",
+                "BASE",
+                "GAMMA",
+                "DEDUP-SECONDS",
+                "DEDUP-SHARDS",
+                "VISITOR-MAX-VIEWS",
+                "VISITOR-WINDOW-SECONDS",
+                "MAX-ARTICLES",
+                "RETENTION-SECONDS",
+            ]
+            .map(String::from),
+        );
     }
     for (name, d) in &docs {
         assert_eq!(

@@ -509,9 +509,12 @@ fn config_dedup_seconds_sets_the_window() {
     assert_eq!(view(&mut c, b, b"a", b"v", T0).status, "counted");
     assert_eq!(view(&mut c, b, b"a", b"v", T0 + 59_999).status, "duplicate");
     assert_eq!(view(&mut c, b, b"a", b"v", T0 + 60_000).status, "counted");
-    // A new window starts a fresh dedup state (documented): the next view
-    // counts, and repeats within the new window are duplicates.
+    // CONFIG gives only new boards their settings: this board keeps 60 s.
     config_set(&mut c, "hotrank.dedup-seconds", "3600");
+    assert_eq!(view(&mut c, b, b"a", b"v", T0 + 60_000).status, "duplicate");
+    // A new window (HOT.ALTER) starts a fresh dedup state (documented): the
+    // next view counts, and repeats within the new window are duplicates.
+    alter(&mut c, b, &["DEDUP-SECONDS", "3600"]);
     assert_eq!(view(&mut c, b, b"a", b"v", T0 + 60_001).status, "counted");
     assert_eq!(
         view(&mut c, b, b"a", b"v", T0 + 60_001 + 3_599_999).status,
@@ -549,7 +552,7 @@ fn dedup_seconds_zero_counts_every_view() {
             .map(|k| String::from_utf8_lossy(k).into_owned())
             .collect::<Vec<_>>()
     );
-    config_set(&mut c, "hotrank.dedup-seconds", "900");
+    alter(&mut c, b, &["DEDUP-SECONDS", "900"]);
     assert_eq!(view(&mut c, b, b"a", b"v", T0).status, "counted");
     assert_eq!(view(&mut c, b, b"a", b"v", T0).status, "duplicate");
 }
@@ -636,16 +639,17 @@ fn score_follows_configured_alpha_beta_base_gamma() {
         vec![(b"a".to_vec(), 0.2)]
     );
     // gamma 0: no decay at all.
-    config_set(&mut c, "hotrank.gamma", "0");
+    alter(&mut c, b, &["GAMMA", "0"]);
     assert_eq!(
         stats(&mut c, b, b"a", Some(T0 + 1000 * H)).unwrap().score,
         20.0
     );
     // alpha 0, beta 1: UV only; fractional gamma and base.
-    config_set(&mut c, "hotrank.alpha", "0");
-    config_set(&mut c, "hotrank.beta", "1");
-    config_set(&mut c, "hotrank.base", "0.5");
-    config_set(&mut c, "hotrank.gamma", "1.8");
+    alter(
+        &mut c,
+        b,
+        &["ALPHA", "0", "BETA", "1", "BASE", "0.5", "GAMMA", "1.8"],
+    );
     let want = 4.0 / (5.5f64).powf(1.8);
     assert_eq!(
         stats(&mut c, b, b"a", Some(T0 + 5 * H)).unwrap().score,
@@ -727,7 +731,7 @@ fn top_is_exact_after_a_formula_change_with_stale_stored_scores() {
     let q = ts(T0 + H);
     assert_eq!(top(&mut c, b, &["LIMIT", "1", "AT", &q]), ids(&["young"]));
     // Without decay the numerator decides: old (50 + 1.2) beats young (2 + 2.4).
-    config_set(&mut c, "hotrank.gamma", "0");
+    alter(&mut c, b, &["GAMMA", "0"]);
     let num = |pv: i64, uv: i64| 1.0 * pv as f64 + 1.2 * uv as f64;
     assert_eq!(
         top_ws(&mut c, b, &["LIMIT", "1", "AT", &q]),
@@ -744,7 +748,7 @@ fn top_is_exact_after_a_formula_change_with_stale_stored_scores() {
         ]
     );
     // Back to the default formula: exact again.
-    config_set(&mut c, "hotrank.gamma", "1.5");
+    alter(&mut c, b, &["GAMMA", "1.5"]);
     let qm = T0 + H;
     let mut want = vec![
         (b"young".to_vec(), hot(2, 2, T0, qm)),
@@ -754,4 +758,15 @@ fn top_is_exact_after_a_formula_change_with_stale_stored_scores() {
     want.sort_by(|x, y| y.1.total_cmp(&x.1));
     assert_eq!(top_ws(&mut c, b, &["AT", &q]), want);
     assert_eq!(top_ws(&mut c, b, &["LIMIT", "1", "AT", &q]), want[..1]);
+}
+
+/// `HOT.ALTER b pairs…`, which must succeed.
+fn alter(c: &mut redis::Connection, b: &[u8], pairs: &[&str]) {
+    let mut cmd = redis::cmd("HOT.ALTER");
+    cmd.arg(b);
+    for p in pairs {
+        cmd.arg(*p);
+    }
+    let r: String = cmd.query(c).expect("HOT.ALTER");
+    assert_eq!(r, "OK");
 }

@@ -1,7 +1,7 @@
 //! A replay of a real access log (split out of tests/hot.rs): the NASA log's
 //! article views against the reference model, and its crawler isolated by the
 //! visitor limit. Skipped, with a message, when the log
-//! (`../shared/data/nasa_19950801.tsv.gz`) is absent.
+//! (`data/nasa_19950801.tsv.gz`) is absent.
 
 mod common;
 use common::*;
@@ -23,10 +23,9 @@ mod nasa;
 
 #[test]
 fn nasa_log_replay_matches_the_model() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/nasa_19950801.tsv.gz");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/nasa_19950801.tsv.gz");
     if !path.exists() {
-        println!("skipping: ../shared/data/nasa_19950801.tsv.gz not found");
+        println!("skipping: data/nasa_19950801.tsv.gz not found");
         return;
     }
     let (views, lines, last_time) = nasa::views(&path);
@@ -84,10 +83,9 @@ fn nasa_log_replay_matches_the_model() {
 /// real reader or proxy, and its extra views never reach PV or the ranking.
 #[test]
 fn nasa_log_crawler_is_isolated() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/nasa_19950801.tsv.gz");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/nasa_19950801.tsv.gz");
     if !path.exists() {
-        println!("skipping: ../shared/data/nasa_19950801.tsv.gz not found");
+        println!("skipping: data/nasa_19950801.tsv.gz not found");
         return;
     }
     let (views, _, _) = nasa::views(&path);

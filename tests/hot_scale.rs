@@ -476,32 +476,19 @@ fn trimming_keeps_the_board_near_max_articles_and_never_drops_the_current_top() 
     let on_board: HashSet<Vec<u8>> = on_board.into_iter().collect();
     let trimmed: Vec<&Vec<u8>> = m.arts.keys().filter(|a| !on_board.contains(*a)).collect();
     assert_eq!(trimmed.len() as i64, 200 - card);
+    // Trimming takes articles off the board ZSET only (issue 21): their
+    // counters, HyperLogLog, meta and publish-index entry stay until retention.
     assert_eq!(
         zcard(&mut c, &pub_index(b)),
-        card,
-        "publish index follows the board"
+        200,
+        "publish index keeps them"
     );
     for a in &trimmed {
         let name = String::from_utf8_lossy(a).into_owned();
-        assert!(!exists(&mut c, &derived(b, "pv", a)), "{name}: pv key kept");
-        assert!(!exists(&mut c, &derived(b, "uv", a)), "{name}: uv key kept");
-        assert_eq!(
-            zscore(&mut c, &pub_index(b), a),
-            None,
-            "{name}: in the publish index"
-        );
-        let published = m.arts[*a].published.unwrap();
-        let st = stats(&mut c, b, a, q).unwrap_or_else(|| panic!("{name}: meta hash lost"));
-        assert_eq!(
-            st.published_at,
-            Some(ts(published)),
-            "{name}: publish time kept"
-        );
-        assert_eq!(
-            (st.pv, st.uv, st.score),
-            (0, 0, 0.0),
-            "{name}: counters lost"
-        );
+        assert!(exists(&mut c, &derived(b, "pv", a)), "{name}: pv key lost");
+        assert!(exists(&mut c, &derived(b, "uv", a)), "{name}: uv key lost");
+        let st = stats(&mut c, b, a, q).unwrap_or_else(|| panic!("{name}: lost"));
+        assert!(st.pv > 0, "{name}: counters lost");
     }
     for a in &on_board {
         assert!(exists(&mut c, &derived(b, "pv", a)));
@@ -518,7 +505,7 @@ fn trimming_keeps_the_board_near_max_articles_and_never_drops_the_current_top() 
     assert_eq!(i1["articles_swept"], i0["articles_swept"]);
 
     // A removed article republished stays off the board (no counted view);
-    // viewed again, it starts from zero with its publish time.
+    // viewed again, it comes back with every view it counted.
     let gone = trimmed[0].clone();
     let published = m.arts[&gone].published.unwrap();
     publish(&mut c, b, &gone, published);
@@ -527,9 +514,10 @@ fn trimming_keeps_the_board_near_max_articles_and_never_drops_the_current_top() 
         None,
         "republished removed article is back"
     );
+    let before = stats(&mut c, b, &gone, q).expect("kept");
     let r = view(&mut c, b, &gone, b"fresh", t);
-    assert_eq!((r.pv, r.uv, r.status.as_str()), (1, 1, "counted"));
-    assert_eq!(r.score, hot(1, 1, published, t));
+    assert_eq!((r.pv, r.status.as_str()), (before.pv + 1, "counted"));
+    assert_eq!(r.score, hot(r.pv, r.uv, published, t));
 
     // max-articles 0: no trimming.
     config_set(&mut c, "hotrank.max-articles", "0");

@@ -36,7 +36,7 @@
 # its top 20) and the state they leave behind.
 #
 # Env: BASE (default 0064085, the last commit before the refactor), LOG (default
-# ../shared/data/nasa_19950801.tsv.gz, relative to the repository root),
+# data/nasa_19950801.tsv.gz, relative to the repository root),
 # HOTRANK_SERVER (redis-server or valkey-server binary), REPLAY_COMPARE_OUT (default
 # target/replay-compare/<server name>: the captures, before/ and after/).
 # A missing log prints a SKIP line and exits 0.
@@ -46,7 +46,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 BASE="${BASE:-0064085}"
-LOG="${LOG:-../shared/data/nasa_19950801.tsv.gz}"
+LOG="${LOG:-data/nasa_19950801.tsv.gz}"
 SERVER="${HOTRANK_SERVER:-redis-server}"
 PYTHON="${PYTHON:-python3}"
 CARGO="${CARGO:-cargo}"

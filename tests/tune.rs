@@ -3,8 +3,8 @@
 //! `#[path]`) replays the cut once per gamma and the test checks the table, the
 //! metrics, the overlap and the SVG chart.
 //!
-//! Skipped, with a message, when the log (`../shared/data/nasa_19950801.tsv.gz`
-//! next to the repository) is absent.
+//! Skipped, with a message, when the log (`data/nasa_19950801.tsv.gz`
+//! shipped in the repository, see data/README.md) is absent.
 
 mod common;
 #[path = "../examples/tune/mod.rs"]
@@ -21,8 +21,7 @@ const LINES: u64 = 20_000;
 const GAMMAS: [f64; 3] = [1.3, 1.5, 1.8];
 
 fn nasa_log() -> Option<PathBuf> {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/nasa_19950801.tsv.gz");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/nasa_19950801.tsv.gz");
     if path.is_file() {
         Some(path)
     } else {
@@ -350,4 +349,69 @@ fn clf_date(t: i64, offset: i64) -> String {
         secs % 3600 / 60,
         secs % 60
     )
+}
+
+/// A small access log in the Apache combined format (quoted referer and user
+/// agent with spaces, a `+0000` zone, images, a 404 and a POST that are not
+/// views), written to a temporary file: `make tune LOG=…` takes such a log.
+/// Returns the path and the number of views in it.
+fn combined_log() -> (PathBuf, usize) {
+    let dir = std::env::temp_dir().join(format!("hotrank-tune-combined-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let path = dir.join("access.log");
+    let mut out = String::new();
+    let mut views = 0;
+    // Three hours, one request a minute per visitor group; 12 articles.
+    for m in 0..180u32 {
+        for v in 0..4u32 {
+            let host = format!("10.0.{}.{}", v, (m * 7 + v) % 50);
+            let (h, mi) = (m / 60, m % 60);
+            let when = format!("[01/Aug/2024:{h:02}:{mi:02}:{:02} +0000]", v * 11);
+            let article = (m / 15 + v) % 12;
+            let ua = "\"Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/128.0\"";
+            let referer = format!("\"https://example.com/search?q=a b&p={v}\"");
+            out.push_str(&format!(
+                "{host} - - {when} \"GET /news/a{article}.html HTTP/1.1\" 200 5120 {referer} {ua}\n"
+            ));
+            views += 1;
+            out.push_str(&format!(
+                "{host} - frank {when} \"GET /img/logo.png HTTP/1.1\" 200 99 \"-\" {ua}\n"
+            ));
+            if m % 30 == 0 {
+                out.push_str(&format!(
+                    "{host} - - {when} \"GET /news/gone.html HTTP/1.1\" 404 0 \"-\" \"curl/8.5.0\"\n"
+                ));
+                out.push_str(&format!(
+                    "{host} - - {when} \"POST /news/a1.html HTTP/1.1\" 200 10 \"-\" \"curl/8.5.0\"\n"
+                ));
+            }
+        }
+    }
+    std::fs::write(&path, out).expect("write the log");
+    (path, views)
+}
+
+#[test]
+fn tune_takes_an_apache_combined_log() {
+    let (path, expected) = combined_log();
+    let (mut views, counts) = tune::log::read_views(&path, None).expect("read the log");
+    assert_eq!(counts.malformed, 0, "every combined-format line parses");
+    assert_eq!(
+        views.len(),
+        expected,
+        "one view per GET 200 of a .html page"
+    );
+    assert!(views.iter().all(|v| v.article.starts_with("/news/a")));
+    let server = Server::start();
+    let mut con = server.conn();
+    let plan = Plan::new(Setting::grid(&[1.5], &[2.0]));
+    let o = tune::run(&mut con, &mut views, &plan).expect("tune run");
+    std::fs::remove_dir_all(path.parent().unwrap()).ok();
+    let run = &o.runs[0];
+    // 3 hours sampled every 10 minutes.
+    assert!(run.samples.len() >= 17, "{} samples", run.samples.len());
+    assert!(run.samples.iter().skip(1).all(|s| !s.top.is_empty()));
+    assert!(run.statuses.get("counted").copied().unwrap_or(0) > 100);
+    let table = tune::report::table(&o);
+    assert!(table.contains(&run.setting.label()), "{table}");
 }

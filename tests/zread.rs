@@ -411,7 +411,8 @@ fn hot_reads_and_trims_use_no_zset_command() {
     assert_no_zset_commands(c, "HOT.TOP/HOT.STATS");
 
     // A trim: fewer articles allowed than the board holds.
-    config_set(c, "hotrank.max-articles", "10");
+    // Settings live with the board (HOT.ALTER), not in CONFIG.
+    ok(c, &["HOT.ALTER", "hot:{b}", "MAX-ARTICLES", "10"]);
     reset(c);
     let t = at(T0 + 3_600_000 + 2);
     // Upkeep runs when an article new to the board is viewed.

@@ -2,71 +2,36 @@
 //! HOT.VIEW does on the way (trimming to `max-articles`, forgetting expired
 //! articles).
 
-use super::{bulk, counter_of, effect, zadd_effect, Args, BoardCtx, Fail, Res};
-use crate::ffi::{Event, KeyKind};
-use crate::hot::record::BoardRecord;
-use crate::hot::view;
-use crate::hot::{hll, in_window, Formula, TopN};
-use crate::keys::Kind;
-use crate::parse::{
-    format_score, format_time_ms, parse_count, parse_duration_ms, parse_i64, parse_time_ms,
+use super::board::{
+    board_record, check_hot_board, hset_effect, note_board_write, published_at, read_settings,
+    refresh_retention, uv_of, BoardState,
 };
+use super::{
+    bulk, counter_of, trailing_at_clock, zadd_effect, Args, BoardCtx, CommandsMode, Fail, Res,
+};
+use crate::ffi::KeyKind;
+use crate::hot::settings::BoardSettings;
+use crate::hot::{in_window, Formula, TopN};
+use crate::keys::Kind;
+use crate::parse::{format_score, format_time_ms, parse_count, parse_duration_ms, parse_time_ms};
 use crate::parse::{IntText, ScoreText};
-use crate::{config, ffi, stats};
+use crate::{ffi, stats};
 use redis_module::{Context, RedisString, RedisValue};
 
 /// Most results one HOT.TOP may return.
 pub const MAX_LIMIT: i64 = 10_000;
 
 /// What HOT.TOP needs of an article.
-struct Facts {
-    pv: i64,
-    uv: i64,
-    published: Option<i64>,
-}
-
-/// An error for a derived key whose value hotrank did not write: it is
-/// refused, never misread or overwritten.
-pub(super) fn not_ours(name: &RedisString, what: &str) -> Fail {
-    Fail::Msg(format!(
-        "ERR hotrank key '{}' {what}: it holds a value hotrank did not write; delete it",
-        name.as_slice().escape_ascii()
-    ))
-}
-
-/// An integer field of a hash hotrank writes (`None` when missing), read by
-/// the server's rule for a hash field (HINCRBY's); else HINCRBY's error,
-/// `ERR hash value is not an integer`.
-fn int_field(v: Option<RedisString>) -> Res<Option<i64>> {
-    match v {
-        None => Ok(None),
-        Some(s) => parse_i64("field", s.as_slice())
-            .map(Some)
-            .map_err(|_| Fail::Msg("ERR hash value is not an integer".into())),
-    }
-}
-
-/// The meta hash's `publishedAt` (HGET), checked to be an integer. The
-/// meta hash holds only that: PV and UV live in their counter and HyperLogLog.
-pub(super) fn published_at(h: &ffi::Key) -> Res<Option<i64>> {
-    int_field(h.hash_get(c"publishedAt"))
-}
-
-/// The UV of an open HyperLogLog handle: the count cached in its header,
-/// or, when that is stale, the estimate computed on a copy (a read writes
-/// nothing); 0 when missing. Error as PFCOUNT gives for a bad value.
-fn uv_of(h: &ffi::Key) -> Res<i64> {
-    if h.kind() == KeyKind::Empty {
-        return Ok(0);
-    }
-    let n = hll::estimate_of(h.read()).map_err(hll_error)?;
-    Ok(i64::try_from(n).unwrap_or(i64::MAX))
+pub(super) struct Facts {
+    pub pv: i64,
+    pub uv: i64,
+    pub published: Option<i64>,
 }
 
 /// An article's PV (its counter), UV (its HyperLogLog) and publish time
 /// (its meta hash): the one source of each. `None` for an unknown article
 /// (no PV and no publish time).
-fn facts(b: &BoardCtx, article: &[u8]) -> Res<Option<Facts>> {
+pub(super) fn facts(b: &BoardCtx, article: &[u8]) -> Res<Option<Facts>> {
     let (_, meta) = b.open_derived(Kind::Meta, &[article], KeyKind::Hash, false)?;
     let published = published_at(&meta)?;
     let (_, pv_h) = b.open_derived(Kind::Pv, &[article], KeyKind::String, false)?;
@@ -79,123 +44,23 @@ fn facts(b: &BoardCtx, article: &[u8]) -> Res<Option<Facts>> {
     Ok(Some(Facts { pv, uv, published }))
 }
 
-/// The board record (derived string `board`, [`BoardRecord`]), checked;
-/// `None` when the board has none. `h` is open with its type checked
-/// (string).
-pub(super) fn board_record(name: &RedisString, h: &ffi::Key) -> Res<Option<BoardRecord>> {
-    if h.kind() == KeyKind::Empty {
-        return Ok(None);
-    }
-    match BoardRecord::parse(h.read()) {
-        Some(r) => Ok(Some(r)),
-        None => Err(not_ours(name, "is not a hotrank board record")),
-    }
-}
-
-/// How a HOT board is recognised: its ZSET is missing or empty, or it has a
-/// board record (the derived `board` string that every counted view writes),
-/// and it is not a RANK board (no RANK layout). Anything else is a ZSET
-/// hotrank's HOT commands did not make: refused, so its members are never
-/// rescored or trimmed away.
-pub(super) fn check_hot_board(b: &BoardCtx, board: &ffi::Key, has_record: bool) -> Res<()> {
-    let foreign = if board.kind() == KeyKind::ZSet && board.len() > 0 {
-        !has_record
-    } else {
-        b.exists(&b.derived(Kind::Layout, &[], false)?)
-    };
-    if foreign {
-        return Err(Fail::Msg(
-            "ERR key holds a ZSET that was not made by HOT (no board record, or a RANK board); use another key"
-                .into(),
-        ));
-    }
-    Ok(())
-}
-
-/// The error PFADD/PFCOUNT would give for a value that is not a valid
-/// HyperLogLog (`WRONGTYPE …`) or a corrupt one (`INVALIDOBJ …`).
-pub(super) fn hll_error(e: hll::HllError) -> Fail {
-    Fail::Msg(e.message().into())
-}
-
-/// Opens an article's HyperLogLog for writing: missing, or a string that
-/// passes the server's HyperLogLog check; else the error PFADD would give,
-/// before anything is written.
-pub(super) fn open_hll(b: &BoardCtx, name: &RedisString) -> Res<ffi::Key> {
-    let h = b.open(name, KeyKind::String, true)?;
-    if h.kind() != KeyKind::Empty {
-        hll::validate(h.read()).map_err(hll_error)?;
-    }
-    Ok(h)
-}
-
-/// `hotrank.retention-seconds`, in milliseconds.
-pub(super) fn retention_ms() -> i64 {
-    config::get(&config::RETENTION_SECONDS) * 1000
-}
-
-/// Records an upper bound of the instants stored scores were computed for
-/// (rounded up to a minute) and the formula they used, so HOT.TOP knows when
-/// stored scores are upper bounds of scores at its query time. `hb_h` is
-/// the board record, open for writing and type-checked. Written (by DMA,
-/// replicated as `SET … KEEPTTL`) only when it changes: at most once a
-/// minute on a busy board.
-fn note_board_write(
-    ctx: &Context,
-    hb: &RedisString,
-    hb_h: &mut ffi::Key,
-    record: &Option<BoardRecord>,
-    f: &Formula,
-    at_ms: i64,
-) -> Res<()> {
-    match BoardRecord::after_write(record.as_ref(), f.fingerprint(), at_ms) {
-        Some(new) => write_record(ctx, hb, hb_h, &new),
-        None => Ok(()),
-    }
-}
-
-/// Writes the board record `new` by DMA, replicated as `SET hb text KEEPTTL`.
-pub(super) fn write_record(
-    ctx: &Context,
-    hb: &RedisString,
-    hb_h: &mut ffi::Key,
-    new: &BoardRecord,
-) -> Res<()> {
-    let text = new.text();
-    hb_h.write(text.as_bytes())?;
-    let args = [text.as_bytes(), b"KEEPTTL"];
-    effect(ctx, hb, Event::String, c"set", c"SET", &args);
-    Ok(())
-}
-
-/// Sets the keys to expire `hotrank.retention-seconds` from now when the
-/// first one's expiry is missing or more than a tenth of the retention (at
-/// most a day) older than that, so a busy article refreshes it at most
-/// daily. Each is replicated as PEXPIREAT with the exact time; missing keys
-/// are skipped.
-pub(super) fn refresh_retention(
-    ctx: &Context,
-    now: i64,
-    keys: &mut [(&RedisString, &mut ffi::Key)],
-) {
-    let ret = retention_ms();
-    if !view::retention_fresh(keys.first().and_then(|(_, h)| h.ttl()), ret) {
-        for (name, h) in keys.iter_mut() {
-            if h.kind() != KeyKind::Empty {
-                expire_effect(ctx, name, h, now + ret, now);
-            }
-        }
-    }
-}
-
 /// `HOT.PUBLISH K article published_at` → 1 if the publish time is new, 0 if updated.
+/// In `commands` mode it replicates as `HOT.PUBLISH K article ms CLOCK now`.
 pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 4, 4)?;
+    let mut args = Args::new(argv, 4, 6)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
     let article_rs = args.next_rs()?;
     let article = article_rs.as_slice();
     let published = parse_time_ms("published_at", args.next_rs()?.as_slice())?;
-    let f = valid_formula()?;
+    let clock = match args.peek() {
+        Some(_) if super::from_master_or_aof(ctx) => {
+            let (_, now) = trailing_at_clock(ctx, &mut args)?;
+            Some(now)
+        }
+        Some(_) => return Err(Fail::Arity),
+        None => None,
+    };
+    let mode = CommandsMode::enter();
     // Read: every key is named, ACL-checked, opened and checked first.
     let (pv, uv, meta) = (
         b.derived(Kind::Pv, &[article], true)?,
@@ -206,15 +71,15 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     let pubidx = b.derived(Kind::PubIndex, &[], true)?;
     let mut board_h = b.open_board(true)?;
     let mut hb_h = b.open(&hb, KeyKind::String, true)?;
-    let record = board_record(&hb, &hb_h)?;
-    check_hot_board(&b, &board_h, record.is_some())?;
+    let now = clock.unwrap_or_else(ffi::now_ms);
+    let st = BoardState::read(&b, &hb, &hb_h, &board_h, now)?;
+    let f = st.settings.formula;
     let mut meta_h = b.open(&meta, KeyKind::Hash, true)?;
     let old_published = published_at(&meta_h)?;
     let mut pub_h = b.open(&pubidx, KeyKind::ZSet, true)?;
     let mut pv_h = b.open(&pv, KeyKind::String, true)?;
     let pv_now = counter_of(&pv_h)?;
     let mut uv_h = b.open(&uv, KeyKind::String, true)?;
-    let now = ffi::now_ms();
 
     // Decide: an article on the board is rescored now, so its stored score
     // stays an upper bound of its later scores, and its publish-index entry
@@ -227,6 +92,7 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     let reindex = on_board && pub_h.zset_score(article_rs) != Some(published as f64);
 
     // Write.
+    st.replicate_settings(ctx, b.key);
     let p = IntText::new(published);
     let fields = [(c"publishedAt", p.as_bytes())];
     meta_h.hash_set(&fields);
@@ -234,81 +100,37 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     refresh_retention(
         ctx,
         now,
+        st.settings.retention_ms(),
         &mut [(&pv, &mut pv_h), (&uv, &mut uv_h), (&meta, &mut meta_h)],
     );
+    let mut wrote_record = false;
     if let Some(score) = rescore {
         board_h.zset_add(score, article_rs)?;
         zadd_effect(ctx, b.key, &ScoreText::new(score), article_rs);
-        note_board_write(ctx, &hb, &mut hb_h, &record, &f, now)?;
+        wrote_record = note_board_write(ctx, &hb, &mut hb_h, &st.record, &f, now)?;
+    }
+    if !wrote_record {
+        st.store_settings(ctx, &hb, &mut hb_h)?;
     }
     if reindex {
         pub_h.zset_add(published as f64, article_rs)?;
         zadd_effect(ctx, &pubidx, &ScoreText::new(published as f64), article_rs);
     }
+    if super::replicating_commands() {
+        let (n, p) = (IntText::new(now), format_time_ms(published));
+        let args = [article, p.as_bytes(), b"CLOCK", n.as_bytes()];
+        ffi::replicate(ctx, c"HOT.PUBLISH", b.key, &args);
+    }
+    drop(mode);
     Ok(RedisValue::Integer(i64::from(old_published.is_none())))
 }
 
-/// The formula of the configs, unless they are out of range (then the
-/// error of [`view::ViewError::BadFormula`]).
-pub(super) fn valid_formula() -> Res<Formula> {
-    let f = config::formula();
-    if !f.is_valid() {
-        return Err(view_error(view::ViewError::BadFormula));
-    }
-    Ok(f)
-}
-
-/// The standard error of a counter that cannot take one more.
-pub(super) fn overflow() -> Fail {
-    Fail::Msg("ERR increment or decrement would overflow".into())
-}
-
-/// The error of a view that cannot be applied (nothing was written).
-pub(super) fn view_error(e: view::ViewError) -> Fail {
-    match e {
-        view::ViewError::Overflow => overflow(),
-        view::ViewError::BadFormula => Fail::Msg(
-            "ERR hotrank formula configs are out of range; check CONFIG GET hotrank.*".into(),
-        ),
-        view::ViewError::Hll(e) => hll_error(e),
-    }
-}
-
-/// Sets `h` to expire at `at` (unix ms), replicated as `PEXPIREAT name at`.
-pub(super) fn expire_effect(
-    ctx: &Context,
-    name: &RedisString,
-    h: &mut ffi::Key,
-    at: i64,
-    now: i64,
-) {
-    h.expire_at(at, now);
-    let at_s = IntText::new(at);
-    effect(
-        ctx,
-        name,
-        Event::Generic,
-        c"expire",
-        c"PEXPIREAT",
-        &[at_s.as_bytes()],
-    );
-}
-
-/// Replicates a low-level `HSET name f v …` (up to 3 fields).
-pub(super) fn hset_effect(ctx: &Context, name: &RedisString, fields: &[(&std::ffi::CStr, &[u8])]) {
-    let mut args: Vec<&[u8]> = Vec::with_capacity(2 * fields.len());
-    for (k, v) in fields {
-        args.extend([k.to_bytes(), *v]);
-    }
-    effect(ctx, name, Event::Hash, c"hset", c"HSET", &args);
-}
-
-/// Removes articles from the board and its index and drops their counters,
-/// a batch of up to 256 per command (one ZREM for the board, one for the
-/// index, one DEL for all counters). Their
-/// meta hashes (publish time) stay until retention expires them, so an
-/// article that comes back keeps its age. Every key is ACL-checked before
-/// the first write.
+/// Removes articles whose counters retention has expired from the board and
+/// its index and drops what is left of their counters, a batch of up to 256
+/// per command (one ZREM for the board, one for the index, one DEL for all
+/// counters). Their meta hashes (publish time) stay until retention expires
+/// them, so an article that comes back keeps its age. Every key is
+/// ACL-checked before the first write.
 fn forget<A: AsRef<[u8]>>(b: &BoardCtx, pubidx: &RedisString, articles: &[A]) -> Res<()> {
     for batch in articles.chunks(256) {
         let mut counters = Vec::with_capacity(3 * batch.len());
@@ -324,6 +146,19 @@ fn forget<A: AsRef<[u8]>>(b: &BoardCtx, pubidx: &RedisString, articles: &[A]) ->
             b.zrem(zset, &mut h, &members);
         }
         b.delete(&counters, false);
+    }
+    Ok(())
+}
+
+/// Takes articles off the board ZSET only, a batch of up to 256 per `ZREM`.
+/// Their counters, HyperLogLog, meta hash and publish-index entry stay until
+/// retention expires them (as the seed keeps 90 days of activity), so an
+/// article viewed again comes back with every view and visitor it counted.
+fn trim<A: AsRef<[u8]>>(b: &BoardCtx, articles: &[A]) -> Res<()> {
+    let mut h = b.open(b.key, KeyKind::ZSet, true)?;
+    for batch in articles.chunks(256) {
+        let members: Vec<&[u8]> = batch.iter().map(|a| a.as_ref()).collect();
+        b.zrem(b.key, &mut h, &members);
     }
     Ok(())
 }
@@ -353,16 +188,18 @@ pub(super) fn expired_fronts(
 /// BoardCtx upkeep after a counted view:
 /// - forgets the lowest-scored and the oldest-published article if retention
 ///   has expired its counter;
-/// - trims the board to `hotrank.max-articles` once it holds half as many more
-///   (at least 16): it keeps exactly the top `max-articles` by exact score
-///   now (found by the same pruned selection as HOT.TOP) and forgets the
-///   rest, so nothing that is in the top now is lost, and the cost of a trim
+/// - trims the board to its `MAX-ARTICLES` once it holds half as many more
+///   (at least 16): it keeps exactly the top `MAX-ARTICLES` by exact score
+///   now (found by the same pruned selection as HOT.TOP) and takes the rest
+///   off the board ZSET only ([`trim`]: their counters stay until
+///   retention), so nothing that is in the top now is lost, and the cost of a trim
 ///   is spread over the new articles that trigger the next one (see
 ///   [`crate::hot::trim_slack`]).
 pub(super) fn upkeep(
     b: &BoardCtx,
     pubidx: &RedisString,
     f: &Formula,
+    s: &BoardSettings,
     now: i64,
     expired: Vec<RedisString>,
     card: i64,
@@ -371,7 +208,7 @@ pub(super) fn upkeep(
         forget(b, pubidx, &[article.as_slice()])?;
         stats::add(&stats::ARTICLES_SWEPT, 1);
     }
-    let max = config::get(&config::MAX_ARTICLES);
+    let max = s.max_articles();
     if max <= 0 {
         return Ok(());
     }
@@ -395,7 +232,7 @@ pub(super) fn upkeep(
         .iter()
         .filter(|a| !keep.contains(a.as_slice()))
         .collect();
-    forget(b, pubidx, &gone)?;
+    trim(b, &gone)?;
     stats::add(&stats::TRIMS, 1);
     stats::add(&stats::ARTICLES_TRIMMED, gone.len() as u64);
     Ok(())
@@ -535,10 +372,15 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
     let q = at.unwrap_or_else(ffi::now_ms);
     stats::add(&stats::TOP_CALLS, 1);
-    if b.open_board(false)?.kind() == KeyKind::Empty {
+    let board_h = b.open_board(false)?;
+    if board_h.kind() == KeyKind::Empty {
         return Ok(RedisValue::Array(vec![]));
     }
-    let f = config::formula();
+    // A ZSET that HOT did not make is refused, as HOT.VIEW refuses it.
+    let (rec, settings) = read_settings(&b)?;
+    check_hot_board(&b, &board_h, rec.is_some())?;
+    drop(board_h);
+    let f = settings.formula;
     let prune = prune_ok(&b, &f, q, at.is_none())?;
     let n = limit as usize;
     let (best, examined) = match window {
@@ -576,7 +418,7 @@ pub(super) fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
         return Ok(RedisValue::Null);
     };
     let score = match a.published {
-        Some(p) if a.pv > 0 => config::formula().score(a.pv, a.uv, p, q),
+        Some(p) if a.pv > 0 => read_settings(&b)?.1.formula.score(a.pv, a.uv, p, q),
         _ => 0.0,
     };
     Ok(ffi::reply_map(

@@ -6,8 +6,11 @@
 //! internal command, so SLOWLOG and `INFO commandstats` show only what
 //! clients sent).
 
+pub mod board;
 pub mod hot;
+pub mod hot_settings;
 pub mod rank;
+pub mod register;
 pub mod table;
 pub mod view;
 pub mod zread;
@@ -66,23 +69,22 @@ pub type Res<T> = Result<T, Fail>;
 
 /// Runs a handler so that a panic becomes an error reply instead of aborting
 /// redis-server, and counts errors for INFO.
-pub fn guard(
-    ctx: &Context,
-    args: Vec<RedisString>,
-    f: fn(&Context, &[RedisString]) -> Res<RedisValue>,
-) -> RedisResult {
+pub fn guard(ctx: &Context, args: Vec<RedisString>, f: table::Handler) -> RedisResult {
     let out = catch_unwind(AssertUnwindSafe(|| f(ctx, &args)));
     match out {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(fail)) => {
-            stats::add(&stats::ERRORS, 1);
-            Err(match fail {
-                Fail::Arity => RedisError::WrongArity,
-                Fail::Msg(m) => RedisError::String(m),
-            })
-        }
+        Ok(Err(fail)) => Err(match fail {
+            Fail::Arity => {
+                stats::count_error(stats::ErrorKind::Arity);
+                RedisError::WrongArity
+            }
+            Fail::Msg(m) => {
+                stats::count_error(stats::ErrorKind::of(&m));
+                RedisError::String(m)
+            }
+        }),
         Err(_) => {
-            stats::add(&stats::ERRORS, 1);
+            stats::count_error(stats::ErrorKind::Other);
             stats::add(&stats::PANICS, 1);
             Err(RedisError::String(
                 "ERR hotrank internal error (caught a panic; please report it)".into(),
@@ -146,10 +148,72 @@ impl<'a> Args<'a> {
     }
 }
 
+/// Whether the running command comes from the master's replication stream
+/// or the AOF: it is then neither ACL-checked (the master's client has no
+/// ACL user on Redis 7.0) nor judged by this server's clock.
+pub fn from_master_or_aof(ctx: &Context) -> bool {
+    let f = ctx.get_flags();
+    f.contains(redis_module::ContextFlags::REPLICATED)
+        || f.contains(redis_module::ContextFlags::LOADING)
+}
+
+thread_local! {
+    /// Set while a write runs in `commands` mode: its effects are not
+    /// replicated, the command itself is (see [`CommandsMode`]).
+    static COMMANDS_MODE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the running write replicates as one command (`hotrank.replicate
+/// commands`) instead of its effects.
+pub fn replicating_commands() -> bool {
+    COMMANDS_MODE.with(|c| c.get())
+}
+
+/// For the duration of one HOT write: `hotrank.replicate` as it was when
+/// the write started (effects are not replicated in `commands` mode).
+pub struct CommandsMode;
+
+impl CommandsMode {
+    pub fn enter() -> CommandsMode {
+        let on = crate::config::replicate() == crate::config::Replicate::Commands;
+        COMMANDS_MODE.with(|c| c.set(on));
+        CommandsMode
+    }
+}
+
+impl Drop for CommandsMode {
+    fn drop(&mut self) {
+        COMMANDS_MODE.with(|c| c.set(false));
+    }
+}
+
+/// Parses the trailing `[AT t] [CLOCK c]` of a HOT write. `CLOCK c` (unix ms,
+/// the master's clock when it ran the command) is taken only from the master
+/// or the AOF, where it replaces this server's clock. Returns (write time,
+/// clock), as [`write_time`].
+pub fn trailing_at_clock(ctx: &Context, args: &mut Args) -> Res<(i64, i64)> {
+    let (mut at, mut clock) = (None, None);
+    while let Some(opt) = args.next() {
+        match opt.to_ascii_uppercase().as_slice() {
+            b"AT" if at.is_none() => at = Some(args.value_of("AT")?),
+            b"CLOCK" if clock.is_none() && from_master_or_aof(ctx) => {
+                clock = Some(crate::parse::parse_i64("CLOCK", args.value_of("CLOCK")?)?)
+            }
+            _ if at.is_some() => return Err(Fail::Msg("ERR syntax error".into())),
+            _ => return Err(Fail::Msg("ERR syntax error: expected AT t".into())),
+        }
+    }
+    write_time_at(at, clock.unwrap_or_else(ffi::now_ms))
+}
+
 /// Parses the optional `AT t` pair used by write commands: refused when
 /// later than the server clock. Returns (view time, server time).
 pub fn write_time(at: Option<&[u8]>) -> Res<(i64, i64)> {
-    let now = ffi::now_ms();
+    write_time_at(at, ffi::now_ms())
+}
+
+/// [`write_time`] against the clock `now`.
+pub fn write_time_at(at: Option<&[u8]>, now: i64) -> Res<(i64, i64)> {
     match at {
         None => Ok((now, now)),
         Some(raw) => {
@@ -195,7 +259,11 @@ impl<'a> BoardCtx<'a> {
         Ok(BoardCtx {
             ctx,
             key,
-            acl: ffi::AclUser::current(ctx),
+            acl: if from_master_or_aof(ctx) {
+                ffi::AclUser::none()
+            } else {
+                ffi::AclUser::current(ctx)
+            },
         })
     }
 
@@ -283,7 +351,9 @@ impl<'a> BoardCtx<'a> {
         let removed: i64 = members.iter().map(|m| i64::from(h.zset_rem(m))).sum();
         if removed > 0 {
             let argv: Vec<&RedisString> = std::iter::once(name).chain(&members).collect();
-            ffi::replicate_strings(self.ctx, c"ZREM", &argv);
+            if !replicating_commands() {
+                ffi::replicate_strings(self.ctx, c"ZREM", &argv);
+            }
             ffi::notify(self.ctx, ffi::Event::ZSet, c"zrem", name);
             if h.kind() == ffi::KeyKind::Empty {
                 ffi::notify(self.ctx, ffi::Event::Generic, c"del", name);
@@ -319,7 +389,7 @@ impl<'a> BoardCtx<'a> {
                 ffi::signal_modified(self.ctx, name);
             }
         }
-        if deleted > 0 {
+        if deleted > 0 && !replicating_commands() {
             let argv: Vec<&RedisString> = keys.iter().map(|(n, _)| *n).collect();
             let cmd = if unlink { c"UNLINK" } else { c"DEL" };
             ffi::replicate_strings(self.ctx, cmd, &argv);
@@ -345,7 +415,9 @@ pub fn effect(
     cmd: &std::ffi::CStr,
     args: &[&[u8]],
 ) {
-    ffi::replicate(ctx, cmd, name, args);
+    if !replicating_commands() {
+        ffi::replicate(ctx, cmd, name, args);
+    }
     ffi::notify(ctx, class, event, name);
     ffi::signal_modified(ctx, name);
 }
@@ -358,7 +430,9 @@ pub fn zadd_effect(
     text: &crate::parse::ScoreText,
     member: &RedisString,
 ) {
-    ffi::replicate_zadd(ctx, name, text.as_bytes(), member);
+    if !replicating_commands() {
+        ffi::replicate_zadd(ctx, name, text.as_bytes(), member);
+    }
     ffi::notify(ctx, ffi::Event::ZSet, c"zadd", name);
     ffi::signal_modified(ctx, name);
 }

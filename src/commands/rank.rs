@@ -381,6 +381,7 @@ fn period_expiry(ctx: &Context, name: &RedisString, h: &mut ffi::Key, at: i64, n
     if h.ttl().is_some() {
         return;
     }
+    crate::stats::add(&crate::stats::RANK_PERIODS_ROLLED, 1);
     h.expire_at(at, now);
     let at_s = IntText::new(at);
     super::effect(
@@ -546,20 +547,48 @@ pub(super) fn rank_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     Ok(RedisValue::Integer(below as i64))
 }
 
-/// `RANK.RANGE K start stop [WITHSCORES] [PERIOD day|week|month [AGO n]]` →
-/// members by rank (ZRANGE indexes).
+/// `RANK.RANGE K start stop [WITHSCORES] [WITHTIME] [PERIOD day|week|month
+/// [AGO n]]` → members by rank (ZRANGE indexes), each followed by its score
+/// (WITHSCORES) and the time it was reached (WITHTIME, unix seconds as text,
+/// as RANK.SCORE … WITHTIME gives it): `[member, score, time, …]` with both.
 pub(super) fn range_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 4, 9)?;
+    let mut args = Args::new(argv, 4, 10)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
     let start = parse_i64("start", args.next_rs()?.as_slice())?;
     let stop = parse_i64("stop", args.next_rs()?.as_slice())?;
-    let (withscores, period) = read_options(&mut args, Some(b"WITHSCORES"))?;
+    // WITHSCORES, WITHTIME and PERIOD p [AGO n], in any order.
+    let (mut withscores, mut withtime, mut period) = (false, false, None);
+    while let Some(o) = args.next() {
+        if o.eq_ignore_ascii_case(b"WITHSCORES") {
+            withscores = true;
+        } else if o.eq_ignore_ascii_case(b"WITHTIME") {
+            withtime = true;
+        } else if o.eq_ignore_ascii_case(b"PERIOD") {
+            period = Some(period_opt(&mut args)?);
+        } else {
+            return Err(Fail::Msg(
+                "ERR syntax error: expected WITHSCORES, WITHTIME or PERIOD".into(),
+            ));
+        }
+    }
     let Some((l, key)) = read_target(&b, period)? else {
         return Ok(RedisValue::Array(vec![]));
     };
     let board: &RedisString = &key;
     let items = b.zrange(board, start, stop)?;
-    members_reply(&l, items, withscores)
+    if !withtime {
+        return members_reply(&l, items, withscores);
+    }
+    let mut out = Vec::with_capacity(items.len() * (2 + usize::from(withscores)));
+    for (m, packed) in items {
+        let (score, time_ms) = l.decode(packed)?;
+        out.push(RedisValue::BulkRedisString(m));
+        if withscores {
+            out.push(RedisValue::Integer(score));
+        }
+        out.push(bulk(format_time_ms(time_ms)));
+    }
+    Ok(RedisValue::Array(out))
 }
 
 /// `RANK.REM K member [member …]` → number removed.
@@ -600,10 +629,10 @@ pub(super) fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
     let mut args = Args::new(argv, 4, 8)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
     let member = args.next_rs()?;
-    let n = parse_i64("n", args.next_rs()?.as_slice())?;
+    let n = parse_i64("count", args.next_rs()?.as_slice())?;
     if !(0..=MAX_AROUND).contains(&n) {
         return Err(Fail::Msg(format!(
-            "ERR n must be an integer between 0 and {MAX_AROUND}"
+            "ERR count must be an integer between 0 and {MAX_AROUND}"
         )));
     }
     let (_, period) = read_options(&mut args, None)?;
@@ -840,4 +869,70 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
         names.push(b.derived(kind, &p, true)?);
     }
     Ok(RedisValue::Integer(b.delete(&names, true)))
+}
+
+// ---------------------------------------------------------------------------
+// RANK.COUNT (sharded leaderboards: a global rank is the sum over the shards)
+
+/// `RANK.COUNT K score [TIME t [MEMBER m]] [PERIOD day|week|month [AGO n]]`
+/// → the number of members ranked ahead of a position: with `score` alone,
+/// the members with a strictly better score (RANK.RANK … TIES of a member
+/// with that score); with `TIME t`, also those with the same score reached
+/// earlier than `t` (in the board's resolution); with `MEMBER m`, also those
+/// with the same score reached at the same time whose name sorts before `m`
+/// (bytewise), so for a member of the board it equals RANK.RANK. Summed over
+/// the shards of a sharded board, it is the member's rank in the union. `m`
+/// need not be on this board. 0 for a missing board.
+///
+/// Errors: `ERR score is not an integer …`, `ERR TIME must be unix seconds
+/// …`, `ERR MEMBER needs TIME`, `ERR syntax error: expected TIME, MEMBER or
+/// PERIOD`, PERIOD's errors.
+pub(super) fn count_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+    use crate::rank::count::{ahead, Ahead};
+    let mut args = Args::new(argv, 3, 11)?;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
+    let score = parse_i64("score", args.next_rs()?.as_slice())?;
+    let (mut time, mut member, mut period) = (None, None, None);
+    while let Some(o) = args.next() {
+        if o.eq_ignore_ascii_case(b"TIME") {
+            time = Some(crate::parse::parse_time_ms("TIME", args.value_of("TIME")?)?);
+        } else if o.eq_ignore_ascii_case(b"MEMBER") {
+            member = Some(args.value_of("MEMBER")?);
+        } else if o.eq_ignore_ascii_case(b"PERIOD") {
+            period = Some(period_opt(&mut args)?);
+        } else {
+            return Err(Fail::Msg(
+                "ERR syntax error: expected TIME, MEMBER or PERIOD".into(),
+            ));
+        }
+    }
+    if member.is_some() && time.is_none() {
+        return Err(Fail::Msg("ERR MEMBER needs TIME".into()));
+    }
+    let Some((l, key)) = read_target(&b, period)? else {
+        return Ok(RedisValue::Integer(0));
+    };
+    let board: &RedisString = &key;
+    let below = |hi: ffi::Bound| b.zcount(board, ffi::Bound::incl(f64::NEG_INFINITY), hi) as i64;
+    let n = match ahead(&l, score, time, member.is_some()) {
+        Ahead::Nobody => 0,
+        Ahead::Everyone => b.zcard(board)? as i64,
+        Ahead::UpTo { packed } => below(ffi::Bound::incl(packed)),
+        Ahead::Below { packed, ties } => {
+            let mut n = below(ffi::Bound::excl(packed));
+            if let (true, Some(m)) = (ties, member) {
+                // Members with exactly this packed score sort by name: rare
+                // (same score in the same time unit), so they are listed.
+                let same = b.zrange_by_score(
+                    board,
+                    ffi::Bound::incl(packed),
+                    ffi::Bound::incl(packed),
+                    None,
+                );
+                n += same.iter().filter(|(x, _)| x.as_slice() < m).count() as i64;
+            }
+            n
+        }
+    };
+    Ok(RedisValue::Integer(n))
 }

@@ -1,14 +1,15 @@
 //! Every command, declared once: its name, handler, flags, how it uses its
 //! board key and its ACL categories. `lib.rs` registers the commands from
-//! this table ([`crate::ffi::register_commands`]), which also gives each its
-//! key spec and ACL categories ([`crate::ffi::set_command_info`]); the
-//! `COMMAND DOCS` text comes from [`crate::docs`], by name. Every handler
-//! runs behind the panic guard ([`super::guard`]), in [`crate::ffi::dispatch`].
+//! this table ([`super::register::register_commands`]), which also gives each
+//! its key spec and ACL categories ([`super::register::set_command_info`]);
+//! the `COMMAND DOCS` text comes from [`crate::docs`], by name. Every handler
+//! runs behind the panic guard ([`super::guard`]), in the callback that
+//! [`crate::command!`] makes.
 //!
 //! To add a command: a handler `fn(&Context, &[RedisString]) -> Res<RedisValue>`,
 //! a row here, and its docs in `src/docs.rs` (`tests/docs.rs` checks them).
 
-use super::{hot, rank, view, Res};
+use super::{hot, hot_settings, rank, view, Res};
 use redis_module::{Context, RedisString, RedisValue};
 use std::ffi::CStr;
 
@@ -37,15 +38,15 @@ pub struct Command {
     pub key: KeyAccess,
     /// ACL categories, set where the server can (7.2+, Valkey).
     pub categories: &'static CStr,
-    /// The `RedisModuleCmdFunc` the server calls: [`crate::ffi::dispatch`] of
-    /// the handler.
+    /// The `RedisModuleCmdFunc` the server calls: the handler behind the
+    /// panic guard, made by [`crate::command!`].
     pub func: crate::ffi::CmdFunc,
 }
 
 use KeyAccess::{Delete, Read, Remove, Write};
 
 /// Every command of the module, in registration order.
-pub static COMMANDS: [Command; 16] = [
+pub static COMMANDS: [Command; 19] = [
     crate::command!(
         "hot.publish",
         hot::publish_impl,
@@ -61,6 +62,21 @@ pub static COMMANDS: [Command; 16] = [
         c"write"
     ),
     crate::command!("hot.top", hot::top_impl, c"readonly", Read, c"read"),
+    // HOT board settings (issue 21).
+    crate::command!(
+        "hot.create",
+        hot_settings::create_impl,
+        c"write deny-oom fast",
+        Write,
+        c"write fast"
+    ),
+    crate::command!(
+        "hot.alter",
+        hot_settings::alter_impl,
+        c"write deny-oom",
+        Write,
+        c"write"
+    ),
     crate::command!(
         "hot.stats",
         hot::stats_impl,
@@ -139,6 +155,14 @@ pub static COMMANDS: [Command; 16] = [
         c"write",
         Delete,
         c"write keyspace"
+    ),
+    // Sharded leaderboards (issue 24): members ahead of a position.
+    crate::command!(
+        "rank.count",
+        rank::count_impl,
+        c"readonly fast",
+        Read,
+        c"read fast"
     ),
 ];
 

@@ -6,32 +6,55 @@
 //! - **write** ([`write`]): apply the plan by DMA and replicate each change as
 //!   the exact command that makes it (effects replication), then board upkeep.
 
-use super::hot::{
-    board_record, check_hot_board, expire_effect, expired_fronts, hset_effect, not_ours, open_hll,
-    overflow, published_at, refresh_retention, retention_ms, upkeep, view_error, write_record,
+use super::board::{
+    expire_effect, hset_effect, not_ours, open_hll, overflow, published_at, refresh_retention,
+    view_error, write_record, BoardState,
 };
-use super::{bulk, counter_of, effect, write_time, zadd_effect};
-use super::{Args, BoardCtx, Res};
+use super::hot::{expired_fronts, upkeep};
+use super::{bulk, counter_of, effect, trailing_at_clock, zadd_effect};
+use super::{Args, BoardCtx, CommandsMode, Res};
 use crate::ffi::{self, Event, KeyKind};
-use crate::hot::record::BoardRecord;
+use crate::hot::settings::BoardSettings;
 use crate::hot::view::{self, Bump, Counted, Outcome, Plan, ViewFacts};
 use crate::hot::{dedup, Formula};
 use crate::keys::Kind;
 use crate::parse::{IntText, IntsText, ScoreText};
-use crate::{config, stats};
+use crate::stats;
 use redis_module::{Context, RedisString, RedisValue};
 
 /// `HOT.VIEW K article visitor [AT t]` → `[pv, uv, score, status]`.
+/// Everything it decides comes from the board's settings (see
+/// [`BoardState`]); in `commands` mode it replicates as
+/// `HOT.VIEW K article visitor AT t CLOCK now`.
 pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 4, 6)?;
+    let mut args = Args::new(argv, 4, 8)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
-    let req = view_request(&mut args)?;
-    let f = config::formula();
-    let k = ViewKeys::new(&b, &req)?;
-    let h = read(&b, &k, &req)?;
-    let plan = view::plan(&f, &h.facts(&req)).map_err(view_error)?;
+    let req = view_request(ctx, &mut args)?;
+    let mode = CommandsMode::enter();
+    let hb = b.derived(Kind::HotBoard, &[], true)?;
+    let board = b.open_board(true)?;
+    let hb_h = b.open(&hb, KeyKind::String, true)?;
+    let st = BoardState::read(&b, &hb, &hb_h, &board, req.now)?;
+    let f = st.settings.formula;
+    let k = ViewKeys::new(&b, &req, &st.settings, hb)?;
+    let h = read(&b, &k, &req, board, hb_h, &st)?;
+    let plan = view::plan(&f, &h.facts(&req, &st.settings)).map_err(view_error)?;
     let score = ScoreText::new(plan.score);
-    write(&b, &k, h, &req, &plan, &score, &f)?;
+    st.replicate_settings(ctx, b.key);
+    write(&b, &k, h, &req, &plan, &score, &st)?;
+    if super::replicating_commands() {
+        let (t, now) = (crate::parse::format_time_ms(req.t), IntText::new(req.now));
+        let args = [
+            req.article.as_slice(),
+            req.visitor,
+            b"AT",
+            t.as_bytes(),
+            b"CLOCK",
+            now.as_bytes(),
+        ];
+        ffi::replicate(ctx, c"HOT.VIEW", b.key, &args);
+    }
+    drop(mode);
     Ok(RedisValue::Array(vec![
         RedisValue::Integer(plan.pv),
         RedisValue::Integer(plan.uv),
@@ -51,12 +74,12 @@ struct Request<'a> {
     fp: u64,
 }
 
-/// Parses `article visitor [AT t]`.
-fn view_request<'a>(args: &mut Args<'a>) -> Res<Request<'a>> {
+/// Parses `article visitor [AT t] [CLOCK c]`.
+fn view_request<'a>(ctx: &Context, args: &mut Args<'a>) -> Res<Request<'a>> {
     {
         let article = args.next_rs()?;
         let visitor = args.next_rs()?.as_slice();
-        let (t, now) = write_time(args.trailing_at()?)?;
+        let (t, now) = trailing_at_clock(ctx, args)?;
         let fp = dedup::fingerprint(article.as_slice(), visitor);
         Ok(Request {
             article,
@@ -83,24 +106,42 @@ struct ViewKeys {
     dedup: Vec<(i64, RedisString)>,
     /// The dedup window (ms, 0 = off).
     window: i64,
+    /// The board's settings.
+    settings: BoardSettings,
 }
 
 impl ViewKeys {
-    fn new(b: &BoardCtx, r: &Request) -> Res<Self> {
-        let window = config::dedup_ms();
+    /// The names, from the board's settings: the dedup and visitor names
+    /// carry the board's incarnation id (when not 0) first.
+    fn new(b: &BoardCtx, r: &Request, s: &BoardSettings, hb: RedisString) -> Res<Self> {
+        let window = s.dedup_ms();
+        let id = IntText::new(s.id);
         let mut dedup = Vec::new();
         if window > 0 {
-            let shard = dedup::shard(r.fp, config::get(&config::DEDUP_SHARDS) as u32);
+            let shard = dedup::shard(r.fp, s.dedup_shards() as u32);
             let (gens, n) = dedup::generations(r.t, window, r.now);
             for (i, g) in gens[..n].iter().enumerate() {
                 let part = IntsText::new(&[window / 1000, *g, i64::from(shard)]);
-                dedup.push((*g, b.derived(Kind::Dedup, &[part.as_bytes()], i == 0)?));
+                let name = if s.id == 0 {
+                    b.derived(Kind::Dedup, &[part.as_bytes()], i == 0)?
+                } else {
+                    b.derived(Kind::Dedup, &[id.as_bytes(), part.as_bytes()], i == 0)?
+                };
+                dedup.push((*g, name));
             }
         }
-        let vv = if config::get(&config::VISITOR_MAX_VIEWS) > 0 {
-            let vwin = visitor_window_ms();
+        let vv = if s.visitor_max_views() > 0 {
+            let vwin = s.visitor_window_ms();
             let w = IntsText::new(&[vwin / 1000, r.t.div_euclid(vwin)]);
-            Some(b.derived(Kind::VisitorViews, &[w.as_bytes(), r.visitor], true)?)
+            Some(if s.id == 0 {
+                b.derived(Kind::VisitorViews, &[w.as_bytes(), r.visitor], true)?
+            } else {
+                b.derived(
+                    Kind::VisitorViews,
+                    &[id.as_bytes(), w.as_bytes(), r.visitor],
+                    true,
+                )?
+            })
         } else {
             None
         };
@@ -109,16 +150,13 @@ impl ViewKeys {
             pv: b.derived(Kind::Pv, &[article], true)?,
             uv: b.derived(Kind::Uv, &[article], true)?,
             meta: b.derived(Kind::Meta, &[article], true)?,
-            hb: b.derived(Kind::HotBoard, &[], true)?,
+            hb,
             vv,
             dedup,
             window,
+            settings: *s,
         })
     }
-}
-
-fn visitor_window_ms() -> i64 {
-    config::get(&config::VISITOR_WINDOW_SECONDS) * 1000
 }
 
 /// The open handles of one view and what was read through them (the read
@@ -138,7 +176,7 @@ struct ViewHandles {
     dedup: Option<ffi::Key>,
     /// Whether the article is on the board before this view.
     on_board: bool,
-    record: Option<BoardRecord>,
+    record: crate::hot::record::BoardRecord,
     published: Option<i64>,
     pv_value: Option<i64>,
     visitor_views: Option<i64>,
@@ -148,12 +186,16 @@ struct ViewHandles {
 /// The read step: every key this view may write is opened once and checked
 /// (type, and the format of what hotrank stores in it) before anything is
 /// written.
-fn read(b: &BoardCtx, k: &ViewKeys, r: &Request) -> Res<ViewHandles> {
-    let board = b.open_board(true)?;
+fn read(
+    b: &BoardCtx,
+    k: &ViewKeys,
+    r: &Request,
+    board: ffi::Key,
+    hb: ffi::Key,
+    st: &BoardState,
+) -> Res<ViewHandles> {
     let on_board = board.zset_score(r.article).is_some();
-    let hb = b.open(&k.hb, KeyKind::String, true)?;
-    let record = board_record(&k.hb, &hb)?;
-    check_hot_board(b, &board, record.is_some())?;
+    let record = st.record;
     let meta = b.open(&k.meta, KeyKind::Hash, true)?;
     let published = published_at(&meta)?;
     let pv = b.open(&k.pv, KeyKind::String, true)?;
@@ -213,7 +255,7 @@ fn read_dedup(b: &BoardCtx, k: &ViewKeys, r: &Request) -> Res<(bool, Option<ffi:
 
 impl ViewHandles {
     /// The facts [`view::plan`] decides from.
-    fn facts<'a>(&'a self, r: &Request<'a>) -> ViewFacts<'a> {
+    fn facts<'a>(&'a self, r: &Request<'a>, s: &BoardSettings) -> ViewFacts<'a> {
         ViewFacts {
             t: r.t,
             now: r.now,
@@ -221,14 +263,14 @@ impl ViewHandles {
             pv_ttl: self.pv.ttl(),
             published: self.published,
             visitor_views: self.visitor_views,
-            visitor_max: config::get(&config::VISITOR_MAX_VIEWS),
-            visitor_window: visitor_window_ms(),
+            visitor_max: s.visitor_max_views(),
+            visitor_window: s.visitor_window_ms(),
             duplicate: self.duplicate,
             visitor: r.visitor,
             hll: (self.uv.kind() != KeyKind::Empty).then(|| self.uv.read()),
             hll_sparse_max: ffi::hll_sparse_max_bytes(),
-            retention: retention_ms(),
-            record: self.record,
+            retention: s.retention_ms(),
+            record: Some(self.record),
         }
     }
 }
@@ -241,9 +283,14 @@ fn write(
     r: &Request,
     plan: &Plan,
     score: &ScoreText,
-    f: &Formula,
+    st: &BoardState,
 ) -> Res<()> {
     let ctx = b.ctx;
+    let f = &st.settings.formula;
+    let ret = st.settings.retention_ms();
+    if plan.counted.as_ref().is_none_or(|c| c.record.is_none()) {
+        st.store_settings(ctx, &k.hb, &mut h.hb)?;
+    }
     if let Some(c) = &plan.counted {
         write_article(ctx, k, &mut h, r, plan, c)?;
         write_board(b, k, &mut h, r, c, plan.score, score)?;
@@ -258,11 +305,11 @@ fn write(
         )?;
         let value = counter_of(&sus_h)?.checked_add(1).ok_or_else(overflow)?;
         let created = sus_h.kind() == KeyKind::Empty;
-        let expire_at = created.then(|| r.now + retention_ms());
+        let expire_at = created.then(|| r.now + ret);
         write_visitor(ctx, k, &mut h, plan, r.now)?;
         let bump = Bump { value, expire_at };
         put_counter(ctx, &sus, &mut sus_h, bump, c"incrby", r.now)?;
-        refresh_retention(ctx, r.now, &mut [(&sus, &mut sus_h)]);
+        refresh_retention(ctx, r.now, ret, &mut [(&sus, &mut sus_h)]);
         stats::add(&stats::VIEWS_SUSPICIOUS, 1);
     } else {
         write_visitor(ctx, k, &mut h, plan, r.now)?;
@@ -290,7 +337,9 @@ fn write_article(
         effect(ctx, &k.uv, Event::String, c"pfadd", c"PFADD", &[r.visitor]);
     }
     if c.hll.pfcount {
-        ffi::replicate(ctx, c"PFCOUNT", &k.uv, &[]);
+        if !super::replicating_commands() {
+            ffi::replicate(ctx, c"PFCOUNT", &k.uv, &[]);
+        }
         ffi::signal_modified(ctx, &k.uv);
     }
     put_counter(ctx, &k.pv, &mut h.pv, c.pv, c"incrby", r.now)?;
@@ -398,7 +447,7 @@ fn finish_counted(
         let name = name.clone();
         drop(h);
         if expired
-            .and_then(|e| upkeep(b, &name, f, r.now, e, card))
+            .and_then(|e| upkeep(b, &name, f, &k.settings, r.now, e, card))
             .is_err()
         {
             stats::add(&stats::UPKEEP_ERRORS, 1);

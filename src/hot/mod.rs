@@ -5,6 +5,7 @@
 pub mod dedup;
 pub mod hll;
 pub mod record;
+pub mod settings;
 pub mod view;
 
 use std::cmp::Ordering;

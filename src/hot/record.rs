@@ -9,8 +9,15 @@
 //! or `mixed` once scores of two formulas are on the board. For example
 //! `1722470400000:9f2c1e0b7a6d5c43`.
 //!
+//! A record written since boards have settings continues, after one space,
+//! with the board's settings ([`BoardSettings`], their text form):
+//! `1722470400000:9f2c1e0b7a6d5c43 id=1722470000000 alpha=1 beta=1.2 …`.
+//! A record without them (written before) gets them on the board's next
+//! write. A board with no score yet has `maxViewAt` `-9223372036854775808`.
+//!
 //! [`Formula::fingerprint`]: super::Formula::fingerprint
 
+use super::settings::BoardSettings;
 use crate::parse::{parse_i64, IntText};
 
 /// Granularity of the `maxViewAt` bound (ms): it is rounded up to a whole
@@ -27,16 +34,22 @@ pub enum Scored {
 }
 
 /// A parsed board record.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BoardRecord {
     /// Upper bound (unix ms) of the instants stored scores were computed for.
     pub max_view_at: i64,
     pub scored: Scored,
+    /// The board's settings (`None` in a record written before settings).
+    pub settings: Option<BoardSettings>,
 }
 
 impl BoardRecord {
     /// Parses the record's text; `None` for text hotrank did not write.
     pub fn parse(text: &[u8]) -> Option<BoardRecord> {
+        let (text, settings) = match text.iter().position(|&c| c == b' ') {
+            Some(sp) => (&text[..sp], Some(BoardSettings::parse(&text[sp + 1..])?)),
+            None => (text, None),
+        };
         let colon = text.iter().position(|&c| c == b':')?;
         let max_view_at = parse_i64("maxViewAt", &text[..colon]).ok()?;
         let fp = &text[colon + 1..];
@@ -52,19 +65,33 @@ impl BoardRecord {
         Some(BoardRecord {
             max_view_at,
             scored,
+            settings,
         })
     }
 
-    /// The record's text, on the stack (at most 37 bytes).
-    pub fn text(&self) -> RecordText {
-        let mut t = RecordText::default();
+    /// The record of a new board with `settings` and no score yet.
+    pub fn new_board(settings: BoardSettings) -> BoardRecord {
+        BoardRecord {
+            max_view_at: i64::MIN,
+            scored: Scored::By(settings.formula.fingerprint()),
+            settings: Some(settings),
+        }
+    }
+
+    /// The record's text.
+    pub fn text(&self) -> Vec<u8> {
         let max = IntText::new(self.max_view_at);
         let fp: &[u8] = match &self.scored {
             Scored::By(hex) => hex,
             Scored::Mixed => b"mixed",
         };
+        let mut t = Vec::with_capacity(256);
         for part in [max.as_bytes(), b":", fp] {
-            t.push(part);
+            t.extend_from_slice(part);
+        }
+        if let Some(s) = &self.settings {
+            t.push(b' ');
+            t.extend_from_slice(s.text().as_bytes());
         }
         t
     }
@@ -82,8 +109,10 @@ impl BoardRecord {
             None => BoardRecord {
                 max_view_at: bound,
                 scored: Scored::By(fp),
+                settings: None,
             },
             Some(o) => BoardRecord {
+                settings: o.settings,
                 max_view_at: if o.max_view_at >= at_ms {
                     o.max_view_at
                 } else {
@@ -108,9 +137,6 @@ impl BoardRecord {
     }
 }
 
-/// A record's text on the stack (at most 37 bytes).
-pub type RecordText = crate::parse::StackText<40>;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,14 +150,22 @@ mod tests {
         let r = BoardRecord {
             max_view_at: 1_722_470_400_000,
             scored: Scored::By(FP),
+            settings: None,
         };
-        assert_eq!(r.text().as_bytes(), b"1722470400000:0123456789abcdef");
-        assert_eq!(BoardRecord::parse(r.text().as_bytes()), Some(r));
+        assert_eq!(r.text().as_slice(), b"1722470400000:0123456789abcdef");
+        assert_eq!(BoardRecord::parse(&r.text()), Some(r));
         let m = BoardRecord {
             max_view_at: -60_000,
             scored: Scored::Mixed,
+            settings: None,
         };
-        assert_eq!(m.text().as_bytes(), b"-60000:mixed");
+        assert_eq!(m.text().as_slice(), b"-60000:mixed");
+        let s = BoardRecord::new_board(BoardSettings {
+            id: 7,
+            ..Default::default()
+        });
+        assert!(s.text().starts_with(b"-9223372036854775808:"));
+        assert_eq!(BoardRecord::parse(&s.text()), Some(s));
         assert_eq!(BoardRecord::parse(b"-60000:mixed"), Some(m));
     }
 
@@ -149,6 +183,8 @@ mod tests {
             b"12:0123456789abcdef0",
             b"12:mixed ",
             b"9223372036854775808:mixed",
+            b"12:mixed id=0",
+            b"12:mixed  id=0 alpha=1",
         ] {
             assert_eq!(BoardRecord::parse(bad), None, "{}", bad.escape_ascii());
         }
@@ -177,6 +213,7 @@ mod tests {
         let r = BoardRecord {
             max_view_at: 120_000,
             scored: Scored::By(FP),
+            settings: None,
         };
         assert!(r.bounds_scores_at(FP, 120_000, false));
         assert!(!r.bounds_scores_at(FP, 119_999, false));
@@ -193,13 +230,13 @@ mod tests {
         #[test]
         fn any_record_round_trips(max in any::<i64>(), mixed in any::<bool>(), fp in proptest::array::uniform16(0u8..16)) {
             let hex = fp.map(|d| b"0123456789abcdef"[d as usize]);
-            let r = BoardRecord { max_view_at: max, scored: if mixed { Scored::Mixed } else { Scored::By(hex) } };
-            prop_assert_eq!(BoardRecord::parse(r.text().as_bytes()), Some(r));
+            let r = BoardRecord { max_view_at: max, scored: if mixed { Scored::Mixed } else { Scored::By(hex) }, settings: None };
+            prop_assert_eq!(BoardRecord::parse(&r.text()), Some(r));
         }
 
         #[test]
         fn after_write_covers_the_write(at in -1_000_000_000_000i64..4_000_000_000_000, prev in proptest::option::of(-1_000_000_000_000i64..4_000_000_000_000)) {
-            let old = prev.map(|m| BoardRecord { max_view_at: m, scored: Scored::By(FP) });
+            let old = prev.map(|m| BoardRecord { max_view_at: m, scored: Scored::By(FP), settings: None });
             let new = BoardRecord::after_write(old.as_ref(), FP, at).or(old).unwrap();
             prop_assert!(new.max_view_at >= at);
             prop_assert!(new.max_view_at >= prev.unwrap_or(i64::MIN));

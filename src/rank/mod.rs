@@ -20,6 +20,7 @@
 //! Errors are typed ([`RankError`]): each message is written once, in its
 //! `Display`, without the `ERR ` prefix the glue adds when it replies.
 
+pub mod count;
 pub mod period;
 
 /// Why the RANK core refused a value. `Display` gives the message without

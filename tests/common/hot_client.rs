@@ -198,8 +198,8 @@ pub fn info(c: &mut Connection) -> HashMap<String, i64> {
     s.lines()
         .filter_map(|l| l.strip_prefix("hotrank_"))
         .filter_map(|l| l.split_once(':'))
-        // The counters only, not the formula fingerprint and config values.
-        .filter(|(k, _)| !k.starts_with("config_") && !k.starts_with("formula_"))
+        // The counters only, not the version, formula fingerprint and config values.
+        .filter(|(k, _)| !k.starts_with("config_") && !k.starts_with("formula_") && *k != "version")
         .map(|(k, v)| (k.to_string(), v.trim().parse().expect("INFO value")))
         .collect()
 }

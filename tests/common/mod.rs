@@ -318,6 +318,7 @@ pub const PERIOD_COMMANDS: &[&str] = &[
     "rank.card",
     "rank.around",
     "rank.rangebyscore",
+    "rank.count",
 ];
 
 /// The RANK read commands: read-only, and each takes `PERIOD … [AGO n]`.

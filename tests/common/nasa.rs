@@ -1,4 +1,4 @@
-//! The NASA access log (`../shared/data/nasa_19950801.tsv.gz`) read with the
+//! The NASA access log (`data/nasa_19950801.tsv.gz`) read with the
 //! examples' parser (`examples/shared/log.rs`), for tests/hot_nasa.rs and
 //! tests/defects.rs. Included with `#[path = "common/nasa.rs"] mod nasa;`.
 //! (log.rs brings its own three unit tests into every crate that includes it.)

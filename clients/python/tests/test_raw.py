@@ -222,3 +222,28 @@ def test_rank_info_matches_raw(server: Server, r: redis.Redis, lb: hotrank.Leade
     info = lb.info()
     raw = pairs(r.execute_command("RANK.INFO", LB))
     assert info and set(info) == set(raw)
+
+
+def test_create_and_alter_match_raw(server: Server, r: redis.Redis) -> None:
+    """HOT.CREATE / HOT.ALTER alone (HOT.INFO and the rest are tested above once they exist)."""
+    require(server, "HOT.CREATE", "HOT.ALTER")
+    board = hotrank.HotBoard(r, HOT)
+    assert board.create(gamma=1.8, dedup_seconds=timedelta(minutes=10), max_articles=50, dedup_shards=8) is None
+    assert r.execute_command("HOT.CREATE", TWIN, "GAMMA", "1.8", "DEDUP-SECONDS", 600, "MAX-ARTICLES", 50, "DEDUP-SHARDS", 8) in (
+        "OK",
+        True,
+        b"OK",
+    )
+    with pytest.raises(hotrank.BoardExistsError):
+        board.create()
+    board.alter(alpha=2, retention_seconds=timedelta(days=2), visitor_max_views=3, visitor_window_seconds=600)
+    r.execute_command("HOT.ALTER", TWIN, "ALPHA", 2, "RETENTION-SECONDS", 172800, "VISITOR-MAX-VIEWS", 3, "VISITOR-WINDOW-SECONDS", 600)
+    for n in range(8):
+        got = board.view(f"a{n % 3}", "v0" if n % 2 else f"v{n}", at=T0 + n)
+        raw = r.execute_command("HOT.VIEW", TWIN, f"a{n % 3}", "v0" if n % 2 else f"v{n}", "AT", T0 + n)
+        assert (got.pv, got.uv, got.status) == (int(raw[0]), int(raw[1]), hotrank._calls.text(raw[3]))
+    assert [a.article for a in board.top(limit=10, at=T0 + 60)] == [
+        hotrank._calls.text(a) for a in r.execute_command("HOT.TOP", TWIN, "LIMIT", 10, "AT", T0 + 60)
+    ]
+    with pytest.raises(hotrank.InvalidArgumentError):
+        board.alter(gamma=11)

@@ -7,6 +7,7 @@ boards under a key prefix. Results are frozen dataclasses; error replies raise
 :class:`ServerError` subclasses that keep the server's message.
 """
 
+from ._sharded import ShardedHotBoard, ShardedLeaderboard
 from ._sync import Client, HotBoard, Leaderboard, View
 from ._types import (
     ArticleStats,
@@ -58,6 +59,8 @@ __all__ = [
     "Seconds",
     "ServerError",
     "SetResult",
+    "ShardedHotBoard",
+    "ShardedLeaderboard",
     "Time",
     "UnknownCommandError",
     "View",

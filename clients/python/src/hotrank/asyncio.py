@@ -324,3 +324,6 @@ class Leaderboard(_Board):
         """RANK.INFO: the board's layout and sizes as a dict."""
         return await self._run(c.info("RANK.INFO", self.key))
 
+
+# Sharded boards over several nodes (hotrank._sharded_async imports this module's classes).
+from ._sharded_async import ShardedHotBoard, ShardedLeaderboard  # noqa: E402
