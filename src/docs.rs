@@ -462,6 +462,53 @@ pub static COMMANDS: &[Command] = &[
             PERIOD,
         ],
     },
+    // Board lifecycle (issue 22).
+    Command {
+        name: "hot.rem",
+        summary: "Takes articles down: removes them from a hot-articles board with their counters and publish time; their later views are not counted (status removed) until HOT.PUBLISH publishes them again or the retention ends.",
+        since: SINCE,
+        complexity: "O(M*log(N)) where N is the number of articles on the board and M the number of articles given.",
+        args: &[key(), string("article").multiple()],
+    },
+    Command {
+        name: "hot.export",
+        summary: "Iterates over every article a hot-articles board holds counters for, on the board or not, with the fields of HOT.STATS and the time of its last counted view; SCAN-shaped, the cursor is 0 when done.",
+        since: SINCE,
+        complexity: "O(C*log(N)) per call where C is COUNT and N the number of articles tracked; O(N*log(N)) for a complete iteration.",
+        args: &[
+            key(),
+            integer("cursor").summary("0 to start, then the cursor of the previous reply"),
+            integer("count")
+                .token("COUNT")
+                .optional()
+                .summary("index entries to walk, 1 to 10000, default 10"),
+            Arg::new("time", ArgType::UnixTime)
+                .token("AT")
+                .optional()
+                .summary("the time of the scores, unix seconds (default: the server clock)"),
+        ],
+    },
+    Command {
+        name: "hot.info",
+        summary: "Returns a hot-articles board's settings, article counts, number of keys, memory in bytes and replication mode.",
+        since: SINCE,
+        complexity: "O(S) where S is the number of dedup shards (hotrank.dedup-shards): article keys are counted on up to 1000 articles and measured on up to 32.",
+        args: &[key()],
+    },
+    Command {
+        name: "hot.drop",
+        summary: "Deletes a hot-articles board and every key it derived; a new board under the same name starts empty at once, the article keys are deleted in background steps.",
+        since: SINCE,
+        complexity: "O(S) for the command, where S is the number of articles counted (at most 1000); the article keys, O(N) for N tracked articles, are deleted afterwards in steps of 200 articles every millisecond.",
+        args: &[key()],
+    },
+    Command {
+        name: "rank.info",
+        summary: "Returns a leaderboard's layout (resolution, min, max, order, periods, TZ, KEEP), its number of members and its current period boards with their sizes.",
+        since: SINCE,
+        complexity: "O(P) where P is the number of periods of the board.",
+        args: &[key()],
+    },
 ];
 
 /// RANK.COUNT's `TIME t [MEMBER m]`.

@@ -39,6 +39,30 @@ pub enum Kind {
     /// period id (`d2026-11-23`, `w2026-W48`, `m2026-11`, see
     /// `rank::period::Span::id`).
     Period,
+    /// HOT takedown tombstone (string: the removal time, unix ms), set by
+    /// HOT.REM with the retention expiry; one part: the article. While it
+    /// lives, views of the article are not counted (status `removed`).
+    Removed,
+    /// HOT article index (ZSET article → sequence number): every article
+    /// the board holds a key for (counters, meta, tombstone), in the order
+    /// it was first seen. HOT.EXPORT's cursor, HOT.DROP's list of article
+    /// keys, HOT.INFO's `articles_tracked`.
+    Index,
+    /// HOT board epoch (string: the epoch number, an integer ≥ 1): exists
+    /// once a board of this name was dropped by HOT.DROP. The HOT keys of a
+    /// board of epoch `e` ≥ 1 are named with `~<e>:` before their kind
+    /// ([`derived_epoch_into`]), so the keys of a dropped board (deleted in
+    /// steps, or expiring by themselves) are never read by a new board of
+    /// the same name. Never itself epoch-named.
+    Epoch,
+}
+
+impl Kind {
+    /// Whether the key belongs to a HOT board and so carries the board's
+    /// epoch in its name (not the RANK kinds, nor the epoch key itself).
+    pub fn has_epoch(self) -> bool {
+        !matches!(self, Kind::Layout | Kind::Period | Kind::Epoch)
+    }
 }
 
 impl Kind {
@@ -54,6 +78,9 @@ impl Kind {
             Kind::Suspicious => b"sus",
             Kind::PubIndex => b"pub",
             Kind::Period => b"period",
+            Kind::Removed => b"rm",
+            Kind::Index => b"ix",
+            Kind::Epoch => b"ep",
         }
     }
 }
@@ -140,6 +167,28 @@ pub fn derived_into(out: &mut Vec<u8>, board: &[u8], kind: Kind, parts: &[&[u8]]
     }
 }
 
+/// [`derived_into`] for a HOT board of epoch `epoch`: the same name for
+/// epoch 0 (a board never dropped), else with `~<epoch>:` before the kind
+/// (`hot:{n}\0~2:pv:a1`). `~` starts no kind, so names of different epochs
+/// never collide. Kinds without an epoch ([`Kind::has_epoch`]) ignore it.
+pub fn derived_epoch_into(
+    out: &mut Vec<u8>,
+    board: &[u8],
+    epoch: i64,
+    kind: Kind,
+    parts: &[&[u8]],
+) {
+    derived_into(out, board, kind, parts);
+    if epoch != 0 && kind.has_epoch() {
+        // After `K\0` and, for a board without a hash tag, `{K}`.
+        let at = board.len() + 1 + hash_tag(board).map_or(board.len() + 2, |_| 0);
+        let mut tag = vec![b'~'];
+        tag.extend_from_slice(crate::parse::IntText::new(epoch).as_bytes());
+        tag.push(b':');
+        out.splice(at..at, tag);
+    }
+}
+
 /// CRC16/XMODEM as used by Redis Cluster, for tests of slot placement.
 pub fn crc16(data: &[u8]) -> u16 {
     let mut crc: u16 = 0;
@@ -192,6 +241,19 @@ mod tests {
     }
 
     #[test]
+    fn epoch_names() {
+        let mut out = Vec::new();
+        derived_epoch_into(&mut out, b"hot:{n}", 2, Kind::Pv, &[b"a1"]);
+        assert_eq!(out, b"hot:{n}\0~2:pv:a1");
+        derived_epoch_into(&mut out, b"hot:n", 3, Kind::VisitorViews, &[b"w:1", b"v"]);
+        assert_eq!(out, b"hot:n\0{hot:n}~3:vv:3:w:1:v");
+        derived_epoch_into(&mut out, b"hot:{n}", 0, Kind::Pv, &[b"a1"]);
+        assert_eq!(out, b"hot:{n}\0pv:a1");
+        derived_epoch_into(&mut out, b"hot:{n}", 5, Kind::Epoch, &[]);
+        assert_eq!(out, b"hot:{n}\0ep");
+    }
+
+    #[test]
     fn derived_keys_start_with_the_board_key() {
         for b in [&b"hot:news"[..], b"hot:{news}"] {
             assert!(derived(b, Kind::Meta, &[b"x"]).starts_with(b));
@@ -228,7 +290,10 @@ mod tests {
             Just(Kind::VisitorViews),
             Just(Kind::Suspicious),
             Just(Kind::PubIndex),
-            Just(Kind::Period)
+            Just(Kind::Period),
+            Just(Kind::Removed),
+            Just(Kind::Index),
+            Just(Kind::Epoch)
         ]
     }
 
@@ -241,7 +306,7 @@ mod tests {
 
     fn parts_for(kind: Kind) -> impl Strategy<Value = Vec<Vec<u8>>> {
         let n = match kind {
-            Kind::HotBoard | Kind::Layout | Kind::PubIndex => 0,
+            Kind::HotBoard | Kind::Layout | Kind::PubIndex | Kind::Index | Kind::Epoch => 0,
             Kind::VisitorViews => 2,
             _ => 1,
         };
@@ -261,6 +326,20 @@ mod tests {
         fn derived_keys_stay_in_the_board_slot((board, kind, parts) in entry()) {
             let p: Vec<&[u8]> = parts.iter().map(|v| v.as_slice()).collect();
             prop_assert_eq!(slot(&derived(&board, kind, &p)), slot(&board));
+        }
+
+        #[test]
+        fn epoch_names_never_collide(a in entry(), b in entry(), ea in 0i64..4, eb in 0i64..4) {
+            let pa: Vec<&[u8]> = a.2.iter().map(|v| v.as_slice()).collect();
+            let pb: Vec<&[u8]> = b.2.iter().map(|v| v.as_slice()).collect();
+            let (mut na, mut nb) = (Vec::new(), Vec::new());
+            derived_epoch_into(&mut na, &a.0, ea, a.1, &pa);
+            derived_epoch_into(&mut nb, &b.0, eb, b.1, &pb);
+            prop_assert_eq!(slot(&na), slot(&a.0));
+            prop_assert!(na.starts_with(&a.0));
+            let ea = if a.1.has_epoch() { ea } else { 0 };
+            let eb = if b.1.has_epoch() { eb } else { 0 };
+            prop_assert_eq!(na == nb, a == b && ea == eb);
         }
 
         #[test]

@@ -45,6 +45,18 @@ profile() {
     >"$OUT/$name.log" 2>&1 &
   local pid=$!
   for _ in $(seq 150); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.2; done
+  local rpid=""
+  if [ -n "${WITH_REPLICA:-}" ]; then
+    # A replica (with the module) attached to the measured server.
+    local rport=$((port + 1))
+    "$SERVER" --port "$rport" --save '' --appendonly no --loadmodule "$MODULE" \
+      --replicaof 127.0.0.1 "$port" >"$OUT/$name.replica.log" 2>&1 &
+    rpid=$!
+    for _ in $(seq 300); do
+      redis-cli -p "$rport" info replication 2>/dev/null | grep -q 'master_link_status:up' && break
+      sleep 0.2
+    done
+  fi
   if [ -n "${WORKLOAD_SETUP:-}" ]; then
     # shellcheck disable=SC2086 # a command line, split into words on purpose
     redis-cli -p "$port" $WORKLOAD_SETUP >/dev/null
@@ -63,6 +75,7 @@ profile() {
   errors=$(redis-cli -p "$port" info errorstats | grep -c '^errorstat' || true)
   redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
   wait "$pid" || true
+  if [ -n "$rpid" ]; then kill "$rpid" 2>/dev/null || true; wait "$rpid" 2>/dev/null || true; fi
   local total
   # awk reads to the end: an early exit would kill callgrind_annotate with SIGPIPE.
   total=$(callgrind_annotate "$OUT/$name.cg" 2>/dev/null |
@@ -77,6 +90,12 @@ echo "| workload | instructions per command | error kinds seen |"
 echo "|---|---:|---:|"
 KEEP=(hotrank.max-articles 1000000)
 profile hot.view "${KEEP[@]}" -- HOT.VIEW 'hot:{b}' art:__rand_int__ vis:__rand_int__
+# hotrank.replicate commands (one replicated HOT.VIEW … AT t CLOCK ms per
+# view) vs effects, each without and with a replica attached.
+profile hot.view-commands "${KEEP[@]}" replicate commands -- HOT.VIEW 'hot:{b}' art:__rand_int__ vis:__rand_int__
+WITH_REPLICA=1 profile hot.view-effects-replica "${KEEP[@]}" -- HOT.VIEW 'hot:{b}' art:__rand_int__ vis:__rand_int__
+WITH_REPLICA=1 profile hot.view-commands-replica "${KEEP[@]}" replicate commands -- \
+  HOT.VIEW 'hot:{b}' art:__rand_int__ vis:__rand_int__
 # Every view of a new article, with the default trimming (max-articles
 # 1000): the upkeep path. -r 100000 whatever KEYSPACE says.
 WORKLOAD_KEYSPACE=100000 profile hot.view-trimmed-100k -- \

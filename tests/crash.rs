@@ -473,9 +473,10 @@ fn rdb_save_and_aof_rewrite_reload_every_key_identically() {
         .arg(5)
         .query(&mut c)
         .unwrap();
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("hotrank.visitor-max-views")
+    // The board's own limit (a config gives only new boards their settings).
+    let _: () = redis::cmd("HOT.ALTER")
+        .arg(HOT)
+        .arg("VISITOR-MAX-VIEWS")
         .arg(2)
         .query(&mut c)
         .unwrap();

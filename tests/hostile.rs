@@ -335,6 +335,19 @@ impl Hostile {
         let n = format!("hotrank.{name}");
         let r = self.cmd(None, &[b"CONFIG", b"SET", n.as_bytes(), value.as_bytes()]);
         let accepted = err_text(&r).is_none();
+        if accepted && valid {
+            // Configs give only new boards their settings: the model's configs
+            // are global, so every existing board follows them by HOT.ALTER
+            // (which also exercises HOT.ALTER and its rescoring here).
+            let setting = name.to_ascii_uppercase();
+            for i in 0..BOARDS.len() {
+                let b = board_bytes(i);
+                self.cmd(
+                    Some(i),
+                    &[b"HOT.ALTER", b, setting.as_bytes(), value.as_bytes()],
+                );
+            }
+        }
         if accepted != valid {
             let cat = format!(
                 "CONFIG SET {n} {value} {}",

@@ -40,6 +40,12 @@ pub(super) fn published_at(h: &ffi::Key) -> Res<Option<i64>> {
     int_field(h.hash_get(c"publishedAt"))
 }
 
+/// The meta hash's `lastView` (unix ms of the article's last counted view),
+/// checked to be an integer as [`published_at`] is.
+pub(super) fn last_view_at(h: &ffi::Key) -> Res<Option<i64>> {
+    int_field(h.hash_get(c"lastView"))
+}
+
 /// The UV of an open HyperLogLog handle: the count cached in its header,
 /// or, when that is stale, the estimate computed on a copy (a read writes
 /// nothing); 0 when missing. Error as PFCOUNT gives for a bad value.
@@ -216,14 +222,12 @@ pub(super) struct BoardState {
 impl BoardState {
     /// Reads the board record through `hb_h` (open, type-checked), checks the
     /// board ZSET `board` is a HOT board's, and gives the settings: the
-    /// record's, else the configs' at this moment (`now`: the id of a board
-    /// created now; a board from before settings keeps id 0).
+    /// record's, else the configs' at this moment (id 0).
     pub fn read(
         b: &BoardCtx,
         hb: &RedisString,
         hb_h: &ffi::Key,
         board: &ffi::Key,
-        now: i64,
     ) -> Res<BoardState> {
         let stored = board_record(hb, hb_h)?;
         check_hot_board(b, board, stored.is_some())?;
@@ -237,18 +241,14 @@ impl BoardState {
                 true,
                 false,
             ),
-            None => {
-                let id = if board.kind() == KeyKind::Empty {
-                    now
-                } else {
-                    0
-                };
-                (
-                    BoardRecord::new_board(config::board_settings(id)),
-                    true,
-                    true,
-                )
-            }
+            // A board created by a write keeps today's key names (id 0): two
+            // servers given the same writes hold the same names. HOT.CREATE
+            // gives a board an incarnation id.
+            None => (
+                BoardRecord::new_board(config::board_settings(0)),
+                true,
+                true,
+            ),
         };
         let settings = record.settings.unwrap_or_default();
         if !settings.formula.is_valid() {

@@ -49,6 +49,7 @@ pub(super) fn facts(b: &BoardCtx, article: &[u8]) -> Res<Option<Facts>> {
 pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, 6)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
+    b.load_epoch(true)?;
     let article_rs = args.next_rs()?;
     let article = article_rs.as_slice();
     let published = parse_time_ms("published_at", args.next_rs()?.as_slice())?;
@@ -72,7 +73,7 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     let mut board_h = b.open_board(true)?;
     let mut hb_h = b.open(&hb, KeyKind::String, true)?;
     let now = clock.unwrap_or_else(ffi::now_ms);
-    let st = BoardState::read(&b, &hb, &hb_h, &board_h, now)?;
+    let st = BoardState::read(&b, &hb, &hb_h, &board_h)?;
     let f = st.settings.formula;
     let mut meta_h = b.open(&meta, KeyKind::Hash, true)?;
     let old_published = published_at(&meta_h)?;
@@ -80,6 +81,8 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     let mut pv_h = b.open(&pv, KeyKind::String, true)?;
     let pv_now = counter_of(&pv_h)?;
     let mut uv_h = b.open(&uv, KeyKind::String, true)?;
+    let (rm, mut rm_h) = b.open_derived(Kind::Removed, &[article], KeyKind::String, true)?;
+    let (ix, mut ix_h) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, true)?;
 
     // Decide: an article on the board is rescored now, so its stored score
     // stays an upper bound of its later scores, and its publish-index entry
@@ -92,6 +95,7 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     let reindex = on_board && pub_h.zset_score(article_rs) != Some(published as f64);
 
     // Write.
+    b.claim_epoch()?;
     st.replicate_settings(ctx, b.key);
     let p = IntText::new(published);
     let fields = [(c"publishedAt", p.as_bytes())];
@@ -116,6 +120,9 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
         pub_h.zset_add(published as f64, article_rs)?;
         zadd_effect(ctx, &pubidx, &ScoreText::new(published as f64), article_rs);
     }
+    super::hot_admin::index_add(ctx, &ix, &mut ix_h, article_rs)?;
+    // Published again: a takedown (HOT.REM) ends.
+    super::hot_admin::clear_removed(&b, &rm, &mut rm_h);
     if super::replicating_commands() {
         let (n, p) = (IntText::new(now), format_time_ms(published));
         let args = [article, p.as_bytes(), b"CLOCK", n.as_bytes()];
@@ -208,6 +215,7 @@ pub(super) fn upkeep(
         forget(b, pubidx, &[article.as_slice()])?;
         stats::add(&stats::ARTICLES_SWEPT, 1);
     }
+    super::hot_admin::sweep_index(b)?;
     let max = s.max_articles();
     if max <= 0 {
         return Ok(());
@@ -360,6 +368,7 @@ fn select_in_window(
 pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 9)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
+    b.load_epoch(false)?;
     let (mut limit, mut window, mut withscores, mut at) = (20i64, None, false, None);
     while let Some(opt) = args.next() {
         match opt.to_ascii_uppercase().as_slice() {
@@ -402,6 +411,7 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 pub(super) fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 5)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
+    b.load_epoch(false)?;
     let article = args.next_rs()?.as_slice();
     let q = match args.trailing_at()? {
         Some(raw) => parse_time_ms("AT", raw)?,

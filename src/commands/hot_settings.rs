@@ -83,6 +83,7 @@ fn replicate_settings(
 pub(super) fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, MAX_ARGS)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
+    b.load_epoch(true)?;
     let (pairs, id, _) = setting_pairs(ctx, &mut args, true)?;
     let mut s = config::board_settings(id.unwrap_or_else(ffi::now_ms));
     s.apply(&pairs).map_err(setting_error)?;
@@ -95,6 +96,7 @@ pub(super) fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
         return Err(Fail::Msg("ERR board already exists".into()));
     }
     check_hot_board(&b, &board, false)?;
+    b.claim_epoch()?;
     write_record(ctx, &hb, &mut hb_h, &BoardRecord::new_board(s))?;
     replicate_settings(ctx, c"HOT.CREATE", b.key, &s, true, None);
     Ok(RedisValue::SimpleStringStatic("OK"))
@@ -109,6 +111,7 @@ pub(super) fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
 pub(super) fn alter_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, MAX_ARGS)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
+    b.load_epoch(true)?;
     let (pairs, _, clock) = setting_pairs(ctx, &mut args, false)?;
     if pairs.is_empty() {
         return Err(Fail::Arity);
@@ -153,6 +156,7 @@ pub(super) fn alter_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
         new.max_view_at = old.max_view_at.max(bounded);
         new.scored = Scored::By(s.formula.fingerprint());
     }
+    b.claim_epoch()?;
     for (m, score) in &rescored {
         board.zset_add(*score, m)?;
         zadd_effect(ctx, b.key, &ScoreText::new(*score), m);

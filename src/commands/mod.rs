@@ -8,8 +8,11 @@
 
 pub mod board;
 pub mod hot;
+pub mod hot_admin;
+pub mod hot_drop;
 pub mod hot_settings;
 pub mod rank;
+pub mod rank_admin;
 pub mod register;
 pub mod table;
 pub mod view;
@@ -243,13 +246,11 @@ pub struct BoardCtx<'a> {
     /// The board key (checked by [`board`]).
     pub key: &'a RedisString,
     acl: ffi::AclUser,
-}
-
-thread_local! {
-    /// Where [`BoardCtx::derived`] builds names: one buffer reused by every
-    /// command (commands run on the main thread), so naming a derived key
-    /// allocates nothing once it has grown to the longest name.
-    static NAME: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Where derived names are built, reused by every [`BoardCtx::derived`].
+    name: std::cell::RefCell<Vec<u8>>,
+    /// The HOT board's epoch ([`keys::Kind::Epoch`]): 0 until
+    /// [`BoardCtx::load_epoch`] reads it.
+    epoch: std::cell::Cell<i64>,
 }
 
 impl<'a> BoardCtx<'a> {
@@ -264,18 +265,105 @@ impl<'a> BoardCtx<'a> {
             } else {
                 ffi::AclUser::current(ctx)
             },
+            name: std::cell::RefCell::new(Vec::with_capacity(2 * key.len() + 64)),
+            epoch: std::cell::Cell::new(0),
         })
+    }
+
+    /// The board `key` of epoch `epoch` for the module's own background
+    /// work (no ACL user: every check passes).
+    pub fn internal(ctx: &'a Context, key: &'a RedisString, epoch: i64) -> Self {
+        BoardCtx {
+            ctx,
+            key,
+            acl: ffi::AclUser::none(),
+            name: std::cell::RefCell::new(Vec::with_capacity(2 * key.len() + 64)),
+            epoch: std::cell::Cell::new(epoch),
+        }
+    }
+
+    /// A derived key of the board at another epoch ([`BoardCtx::derived`]).
+    pub fn derived_at(
+        &self,
+        epoch: i64,
+        kind: keys::Kind,
+        parts: &[&[u8]],
+        write: bool,
+    ) -> Res<RedisString> {
+        let saved = self.epoch.replace(epoch);
+        let out = self.derived(kind, parts, write);
+        self.epoch.set(saved);
+        out
+    }
+
+    /// The name of the board's epoch key (never epoch-named), ACL-checked.
+    pub fn epoch_name(&self, write: bool) -> Res<RedisString> {
+        let mut buf = self.name.borrow_mut();
+        keys::derived_into(&mut buf, self.key.as_slice(), keys::Kind::Epoch, &[]);
+        let name = RedisString::create_from_slice(self.ctx.ctx, &buf);
+        self.acl.check(&name, write)?;
+        Ok(name)
+    }
+
+    /// Reads the HOT board's epoch (its epoch key, 0 when missing), which
+    /// names every HOT derived key from then on. Every HOT handler calls it
+    /// first (`write`: the key is ACL-checked for writing). Errors: NOPERM,
+    /// WRONGTYPE, or an epoch key hotrank did not write.
+    pub fn load_epoch(&self, write: bool) -> Res<()> {
+        let name = self.epoch_name(write)?;
+        let h = self.open(&name, ffi::KeyKind::String, false)?;
+        if h.kind() == ffi::KeyKind::Empty {
+            self.epoch.set(0);
+            return Ok(());
+        }
+        match crate::parse::parse_i64("epoch", h.read()) {
+            Ok(e) if e >= 1 => self.epoch.set(e),
+            _ => {
+                return Err(Fail::Msg(format!(
+                    "ERR hotrank key '{}' is not a hotrank board epoch: it holds a value hotrank did not write; delete it",
+                    name.as_slice().escape_ascii()
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// Called by a HOT write before its first write (after
+    /// [`BoardCtx::load_epoch`] with `write`): an epoch key that HOT.DROP
+    /// left to expire is made permanent, replicated as `PERSIST`, since a
+    /// new board now lives under that epoch.
+    pub fn claim_epoch(&self) -> Res<()> {
+        if self.epoch.get() == 0 {
+            return Ok(());
+        }
+        let name = self.epoch_name(true)?;
+        let mut h = self.open(&name, ffi::KeyKind::String, true)?;
+        if h.ttl().is_some() {
+            h.persist();
+            effect(
+                self.ctx,
+                &name,
+                ffi::Event::Generic,
+                c"persist",
+                c"PERSIST",
+                &[],
+            );
+        }
+        Ok(())
+    }
+
+    /// The epoch [`BoardCtx::load_epoch`] read (0 before).
+    pub fn epoch(&self) -> i64 {
+        self.epoch.get()
     }
 
     /// A derived key of the board ([`keys::derived`]), ACL-checked for the
     /// calling user (`write`: write access, else read). Error: `NOPERM …`.
     pub fn derived(&self, kind: keys::Kind, parts: &[&[u8]], write: bool) -> Res<RedisString> {
-        let name = NAME.with(|cell| {
-            let mut buf = cell.borrow_mut();
-            keys::derived_into(&mut buf, self.key.as_slice(), kind, parts);
-            // Binary-safe (Context::create_string would refuse the zero byte).
-            RedisString::create_from_slice(self.ctx.ctx, &buf)
-        });
+        let mut buf = self.name.borrow_mut();
+        keys::derived_epoch_into(&mut buf, self.key.as_slice(), self.epoch.get(), kind, parts);
+        // Binary-safe (Context::create_string would refuse the zero byte).
+        let name = RedisString::create_from_slice(self.ctx.ctx, &buf);
         self.acl.check(&name, write)?;
         Ok(name)
     }

@@ -22,7 +22,7 @@ fn not_rank() -> Fail {
 /// The board's settings; `None` for a missing board (a write gives it the
 /// default layout, stored only once the write is known to succeed). `write`
 /// asks for write access to the layout key.
-fn settings(b: &BoardCtx, write: bool) -> Res<Option<Settings>> {
+pub(super) fn settings(b: &BoardCtx, write: bool) -> Res<Option<Settings>> {
     let lk = b.derived(Kind::Layout, &[], write)?;
     let board_h = b.open_board(false)?;
     stored_settings(b, &lk, &board_h)

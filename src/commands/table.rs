@@ -9,7 +9,7 @@
 //! To add a command: a handler `fn(&Context, &[RedisString]) -> Res<RedisValue>`,
 //! a row here, and its docs in `src/docs.rs` (`tests/docs.rs` checks them).
 
-use super::{hot, hot_settings, rank, view, Res};
+use super::{hot, hot_admin, hot_drop, hot_settings, rank, rank_admin, view, Res};
 use redis_module::{Context, RedisString, RedisValue};
 use std::ffi::CStr;
 
@@ -46,7 +46,7 @@ pub struct Command {
 use KeyAccess::{Delete, Read, Remove, Write};
 
 /// Every command of the module, in registration order.
-pub static COMMANDS: [Command; 19] = [
+pub static COMMANDS: [Command; 24] = [
     crate::command!(
         "hot.publish",
         hot::publish_impl,
@@ -163,6 +163,30 @@ pub static COMMANDS: [Command; 19] = [
         c"readonly fast",
         Read,
         c"read fast"
+    ),
+    // Board lifecycle (issue 22).
+    crate::command!("hot.rem", hot_admin::rem_impl, c"write", Remove, c"write"),
+    crate::command!(
+        "hot.export",
+        hot_admin::export_impl,
+        c"readonly",
+        Read,
+        c"read"
+    ),
+    crate::command!("hot.info", hot_admin::info_impl, c"readonly", Read, c"read"),
+    crate::command!(
+        "hot.drop",
+        hot_drop::drop_impl,
+        c"write",
+        Delete,
+        c"write keyspace"
+    ),
+    crate::command!(
+        "rank.info",
+        rank_admin::info_impl,
+        c"readonly",
+        Read,
+        c"read"
     ),
 ];
 

@@ -7,12 +7,13 @@
 //!   the exact command that makes it (effects replication), then board upkeep.
 
 use super::board::{
-    expire_effect, hset_effect, not_ours, open_hll, overflow, published_at, refresh_retention,
+    expire_effect, hset_effect, last_view_at, not_ours, open_hll, overflow, published_at, refresh_retention,
     view_error, write_record, BoardState,
 };
 use super::hot::{expired_fronts, upkeep};
 use super::{bulk, counter_of, effect, trailing_at_clock, zadd_effect};
 use super::{Args, BoardCtx, CommandsMode, Res};
+use super::hot_admin::index_add;
 use crate::ffi::{self, Event, KeyKind};
 use crate::hot::settings::BoardSettings;
 use crate::hot::view::{self, Bump, Counted, Outcome, Plan, ViewFacts};
@@ -25,19 +26,33 @@ use redis_module::{Context, RedisString, RedisValue};
 /// `HOT.VIEW K article visitor [AT t]` → `[pv, uv, score, status]`.
 /// Everything it decides comes from the board's settings (see
 /// [`BoardState`]); in `commands` mode it replicates as
-/// `HOT.VIEW K article visitor AT t CLOCK now`.
+/// `HOT.VIEW K article visitor AT t CLOCK now`. Status
+/// `removed` (and `[0, 0, "0", "removed"]`, nothing written) for an
+/// article taken down by HOT.REM.
 pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 4, 8)?;
+    // `CLOCK c` (two more arguments) only from the master or the AOF.
+    let max = if super::from_master_or_aof(ctx) { 8 } else { 6 };
+    let mut args = Args::new(argv, 4, max)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
+    b.load_epoch(true)?;
     let req = view_request(ctx, &mut args)?;
     let mode = CommandsMode::enter();
     let hb = b.derived(Kind::HotBoard, &[], true)?;
     let board = b.open_board(true)?;
     let hb_h = b.open(&hb, KeyKind::String, true)?;
-    let st = BoardState::read(&b, &hb, &hb_h, &board, req.now)?;
+    let st = BoardState::read(&b, &hb, &hb_h, &board)?;
     let f = st.settings.formula;
     let k = ViewKeys::new(&b, &req, &st.settings, hb)?;
     let h = read(&b, &k, &req, board, hb_h, &st)?;
+    if super::hot_admin::is_removed(&b, req.article.as_slice())? {
+        // Taken down by HOT.REM: nothing is written.
+        return Ok(RedisValue::Array(vec![
+            RedisValue::Integer(0),
+            RedisValue::Integer(0),
+            bulk("0"),
+            bulk(view::REMOVED_STATUS),
+        ]));
+    }
     let plan = view::plan(&f, &h.facts(&req, &st.settings)).map_err(view_error)?;
     let score = ScoreText::new(plan.score);
     st.replicate_settings(ctx, b.key);
@@ -172,12 +187,17 @@ struct ViewHandles {
     /// is new to the board or has no publish time.
     pubidx: Option<(RedisString, ffi::Key)>,
     vv: Option<ffi::Key>,
+    /// The article index, open when the article has no PV counter yet (its
+    /// first counted or suspicious view may be its first key).
+    ix: Option<(RedisString, ffi::Key)>,
     /// The own generation's dedup shard (written by a counted view).
     dedup: Option<ffi::Key>,
     /// Whether the article is on the board before this view.
     on_board: bool,
     record: crate::hot::record::BoardRecord,
     published: Option<i64>,
+    /// The meta hash's `lastView` (unix ms of the last counted view).
+    last_view: Option<i64>,
     pv_value: Option<i64>,
     visitor_views: Option<i64>,
     duplicate: bool,
@@ -198,10 +218,16 @@ fn read(
     let record = st.record;
     let meta = b.open(&k.meta, KeyKind::Hash, true)?;
     let published = published_at(&meta)?;
+    let last_view = last_view_at(&meta)?;
     let pv = b.open(&k.pv, KeyKind::String, true)?;
     let pv_value = match pv.kind() {
         KeyKind::Empty => None,
         _ => Some(counter_of(&pv)?),
+    };
+    let ix = if pv_value.is_none() {
+        Some(b.open_derived(Kind::Index, &[], KeyKind::ZSet, true)?)
+    } else {
+        None
     };
     let pubidx = if on_board && published.is_some() {
         None
@@ -223,10 +249,12 @@ fn read(
         uv,
         pubidx,
         vv,
+        ix,
         dedup,
         on_board,
         record,
         published,
+        last_view,
         pv_value,
         visitor_views,
         duplicate,
@@ -286,12 +314,15 @@ fn write(
     st: &BoardState,
 ) -> Res<()> {
     let ctx = b.ctx;
+    b.claim_epoch()?;
     let f = &st.settings.formula;
     let ret = st.settings.retention_ms();
-    if plan.counted.as_ref().is_none_or(|c| c.record.is_none()) {
-        st.store_settings(ctx, &k.hb, &mut h.hb)?;
-    }
+    // The settings of a board that had none are stored with the first write
+    // that cannot fail any more (a counted view stores them in its record).
     if let Some(c) = &plan.counted {
+        if c.record.is_none() {
+            st.store_settings(ctx, &k.hb, &mut h.hb)?;
+        }
         write_article(ctx, k, &mut h, r, plan, c)?;
         write_board(b, k, &mut h, r, c, plan.score, score)?;
         finish_counted(b, k, h, r, c, f)?;
@@ -304,14 +335,19 @@ fn write(
             true,
         )?;
         let value = counter_of(&sus_h)?.checked_add(1).ok_or_else(overflow)?;
+        st.store_settings(ctx, &k.hb, &mut h.hb)?;
         let created = sus_h.kind() == KeyKind::Empty;
         let expire_at = created.then(|| r.now + ret);
         write_visitor(ctx, k, &mut h, plan, r.now)?;
+        if let Some((name, ix)) = &mut h.ix {
+            index_add(ctx, name, ix, r.article)?;
+        }
         let bump = Bump { value, expire_at };
         put_counter(ctx, &sus, &mut sus_h, bump, c"incrby", r.now)?;
         refresh_retention(ctx, r.now, ret, &mut [(&sus, &mut sus_h)]);
         stats::add(&stats::VIEWS_SUSPICIOUS, 1);
     } else {
+        st.store_settings(ctx, &k.hb, &mut h.hb)?;
         write_visitor(ctx, k, &mut h, plan, r.now)?;
         stats::add(&stats::VIEWS_DUPLICATE, 1);
     }
@@ -344,11 +380,23 @@ fn write_article(
     }
     put_counter(ctx, &k.pv, &mut h.pv, c.pv, c"incrby", r.now)?;
     write_visitor(ctx, k, h, plan, r.now)?;
-    if let Some(published) = c.publish {
-        let pub_s = IntText::new(published);
-        let fields = [(c"publishedAt", pub_s.as_bytes())];
+    // The publish time (first counted view) and the last counted view's
+    // time (`lastView`, the latest view time, AT or clock), in one HSET.
+    let pub_s = c.publish.map(IntText::new);
+    let t_s = IntText::new(r.t);
+    let mut fields: Vec<(&std::ffi::CStr, &[u8])> = Vec::with_capacity(2);
+    if let Some(p) = &pub_s {
+        fields.push((c"publishedAt", p.as_bytes()));
+    }
+    if h.last_view.is_none_or(|l| r.t > l) {
+        fields.push((c"lastView", t_s.as_bytes()));
+    }
+    if !fields.is_empty() {
         h.meta.hash_set(&fields);
         hset_effect(ctx, &k.meta, &fields);
+    }
+    if let Some((name, ix)) = &mut h.ix {
+        index_add(ctx, name, ix, r.article)?;
     }
     Ok(())
 }

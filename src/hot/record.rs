@@ -47,7 +47,10 @@ impl BoardRecord {
     /// Parses the record's text; `None` for text hotrank did not write.
     pub fn parse(text: &[u8]) -> Option<BoardRecord> {
         let (text, settings) = match text.iter().position(|&c| c == b' ') {
-            Some(sp) => (&text[..sp], Some(BoardSettings::parse(&text[sp + 1..])?)),
+            Some(sp) => (
+                &text[..sp],
+                Some(BoardSettings::parse_cached(&text[sp + 1..])?),
+            ),
             None => (text, None),
         };
         let colon = text.iter().position(|&c| c == b':')?;

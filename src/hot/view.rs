@@ -45,6 +45,11 @@ pub struct ViewFacts<'a> {
     pub record: Option<BoardRecord>,
 }
 
+/// The status word of a HOT.VIEW of an article taken down by HOT.REM (a
+/// takedown tombstone lives): nothing is written, the reply is
+/// `[0, 0, "0", "removed"]`.
+pub const REMOVED_STATUS: &str = "removed";
+
 /// What the view is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {

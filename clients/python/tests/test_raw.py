@@ -247,3 +247,38 @@ def test_create_and_alter_match_raw(server: Server, r: redis.Redis) -> None:
     ]
     with pytest.raises(hotrank.InvalidArgumentError):
         board.alter(gamma=11)
+
+
+def test_lifecycle_commands_match_raw(server: Server, r: redis.Redis) -> None:
+    """HOT.REM, HOT.EXPORT, HOT.INFO and HOT.DROP (no HOT.CREATE needed)."""
+    require(server, "HOT.INFO", "HOT.REM", "HOT.EXPORT", "HOT.DROP")
+    board = hotrank.HotBoard(r, HOT)
+    for n in range(5):
+        board.view(f"a{n % 3}", f"v{n}", at=T0 + n)
+        r.execute_command("HOT.VIEW", TWIN, f"a{n % 3}", f"v{n}", "AT", T0 + n)
+    info, raw_info = board.info(), pairs(r.execute_command("HOT.INFO", HOT))
+    raw_info = {hotrank._calls.text(k): v for k, v in raw_info.items()}
+    assert set(info) == set(raw_info) and info
+    for k, v in raw_info.items():
+        assert info[k] == hotrank._calls.value(v), k
+    assert info["articles"] == 3 and info["replication"] == "effects"
+    page = board.export(0, count=100)
+    nxt, rows = r.execute_command("HOT.EXPORT", HOT, 0, "COUNT", 100)
+    assert page.cursor == int(nxt) == 0
+    assert [a.article for a in page.articles] == [hotrank._calls.text(row[0]) for row in rows]
+    for got, (_, f) in zip(page.articles, rows):
+        f = {hotrank._calls.text(k): v for k, v in pairs(f).items()}
+        assert (got.pv, got.uv, got.suspicious) == (int(f["pv"]), int(f["uv"]), int(f["suspicious"]))
+        assert got.last_view == float(f["last_view"])
+        st = board.stats(got.article)
+        assert st is not None and (st.pv, st.uv, st.suspicious, st.published_at) == (
+            got.pv,
+            got.uv,
+            got.suspicious,
+            got.published_at,
+        )
+    assert sorted(a.article for a in board.export_all(count=1)) == ["a0", "a1", "a2"]
+    assert board.rem("a0", "none") == r.execute_command("HOT.REM", TWIN, "a0", "none") == 1
+    removed = board.view("a0", "v9", at=T0 + 10)
+    assert removed.status == "removed" and (removed.pv, removed.uv) == (0, 0)
+    assert board.drop() == r.execute_command("HOT.DROP", TWIN)

@@ -16,7 +16,7 @@ Seconds: TypeAlias = Union[timedelta, int, float]
 #: An article, member or visitor id: ``str`` (sent as UTF-8) or ``bytes``.
 Id: TypeAlias = Union[str, bytes]
 #: What HOT.VIEW did with a view.
-ViewStatus: TypeAlias = Literal["counted", "duplicate", "suspicious"]
+ViewStatus: TypeAlias = Literal["counted", "duplicate", "suspicious", "removed"]
 #: A leaderboard period.
 Period: TypeAlias = Literal["day", "week", "month"]
 #: A leaderboard's order: ``desc`` (higher is better, the default) or ``asc``.
@@ -42,7 +42,8 @@ class ViewResult:
 
     ``score`` is the article's decayed score at the view's time; ``status`` is
     ``"counted"``, ``"duplicate"`` (a repeat within the dedup window: nothing counted)
-    or ``"suspicious"`` (abnormal traffic: only the suspicious counter moved). A newer
+    or ``"suspicious"`` (abnormal traffic: only the suspicious counter moved), or
+    ``"removed"`` (the article was taken down by HOT.REM: nothing written). A newer
     module may add a status; it is passed through as the server wrote it.
     """
 
