@@ -15,6 +15,7 @@ pub mod hot;
 pub mod keys;
 pub mod parse;
 pub mod rank;
+pub mod shortest;
 
 mod commands;
 mod config;
@@ -58,6 +59,8 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     ffi::register_info(ctx, info_fields);
     ffi::set_explicit_signals(ctx);
     ffi::follow_hll_sparse_max(ctx);
+    // The score formatter's tables, built now so no command pays for them.
+    shortest::warm_up();
     if let Err(e) = commands::register::register_commands(ctx) {
         ctx.log_warning(&e);
         return Status::Err;

@@ -198,19 +198,43 @@ impl std::fmt::Write for ScoreText {
 }
 
 impl ScoreText {
+    /// The text of `v`: the same bytes as `format!("{v}")` when that takes
+    /// at most 24 characters, else as `format!("{v:e}")`, built by
+    /// [`crate::shortest`] (no formatter machinery, no allocation).
     pub fn new(v: f64) -> ScoreText {
+        let mut t = ScoreText {
+            buf: [0; 32],
+            len: 0,
+        };
+        if v == 0.0 || !v.is_finite() {
+            return Self::new_fmt(v);
+        }
+        // Below 1e-23 or from 1e24 up the decimal form is always longer than
+        // 24 characters: skip straight to the exponent form.
+        let a = v.abs();
+        let long = !(1e-23..1e24).contains(&a);
+        let n = if long {
+            None
+        } else {
+            crate::shortest::write_display(v, &mut t.buf[..24])
+        };
+        // The exponent form of any f64 fits: "-1.2345678901234567e-308".
+        t.len = n
+            .or_else(|| crate::shortest::write_exp(v, &mut t.buf))
+            .unwrap_or(0);
+        t
+    }
+
+    /// [`ScoreText::new`] through `core::fmt` (zero, infinities and NaN,
+    /// and the reference the tests compare with).
+    pub fn new_fmt(v: f64) -> ScoreText {
         use std::fmt::Write;
         let mut t = ScoreText {
             buf: [0; 32],
             len: 0,
         };
-        // Below 1e-23 or from 1e24 up the decimal form is always longer than
-        // 24 characters: skip straight to the exponent form.
-        let a = v.abs();
-        let long = a != 0.0 && !(1e-23..1e24).contains(&a);
-        if long || write!(t, "{v}").is_err() {
+        if write!(t, "{v}").is_err() || (v != 0.0 && !(1e-23..1e24).contains(&v.abs())) {
             t.len = 0;
-            // The exponent form of any f64 fits: "-1.2345678901234567e-308".
             let _ = write!(t, "{v:e}");
         }
         t

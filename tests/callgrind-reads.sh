@@ -78,6 +78,7 @@ profile rank.rank-ties-top100 100 -- RANK.RANK 'lb:{b}' m:__rand_int__ TIES
 profile rank.range-top10 1 -- RANK.RANGE 'lb:{b}' 0 9 WITHSCORES
 profile rank.range-bottom10 1 -- RANK.RANGE 'lb:{b}' -10 -1 WITHSCORES
 profile rank.around-top100 100 -- RANK.AROUND 'lb:{b}' m:__rand_int__ 5
+profile rank.around-any "$MEMBERS" -- RANK.AROUND 'lb:{b}' m:__rand_int__ 5
 profile rank.card 1 -- RANK.CARD 'lb:{b}'
 profile rank.rangebyscore-top10 1 -- RANK.RANGEBYSCORE 'lb:{b}' 0 +inf LIMIT 0 10 WITHSCORES
 echo

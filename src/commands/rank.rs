@@ -7,8 +7,8 @@ use crate::keys::Kind;
 use crate::parse::{format_time_ms, parse_i64, IntText, ScoreText};
 use crate::rank::period::{self, parse_period, Period, Spec, Tz};
 use crate::rank::{
-    parse_order, parse_resolution, parse_settings_cached, plan_update, Layout, Order, Resolution,
-    Settings, Update,
+    parse_order, parse_resolution, parse_settings_cached, plan_update, plan_update_into, Layout,
+    Order, Resolution, Settings, Update,
 };
 use redis_module::{Context, RedisString, RedisValue};
 use std::collections::HashMap;
@@ -290,6 +290,49 @@ struct Dest<'a> {
     expiry: Option<i64>,
 }
 
+/// Most boards one write updates: the board and one per period (day, week,
+/// month).
+const MAX_DESTS: usize = 1 + Period::ALL.len();
+
+/// Up to [`MAX_DESTS`] items kept on the stack (the write path allocates
+/// nothing for its boards).
+struct Few<T> {
+    items: [Option<T>; MAX_DESTS],
+    len: usize,
+}
+
+impl<T> Few<T> {
+    fn new() -> Self {
+        Few {
+            items: std::array::from_fn(|_| None),
+            len: 0,
+        }
+    }
+
+    /// Adds an item. Panics past [`MAX_DESTS`] (a board has at most three
+    /// periods).
+    fn push(&mut self, t: T) {
+        self.items[self.len] = Some(t);
+        self.len += 1;
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &T> {
+        self.items[..self.len].iter().flatten()
+    }
+
+    fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.items[..self.len].iter_mut().flatten()
+    }
+
+    fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        self.items.get_mut(i)?.as_mut()
+    }
+}
+
 /// The boards a write at `t_ms` updates: the board itself (open as
 /// `board_h`), then the board of the period containing `t_ms` for each
 /// period of `spec`, except those already expired at `now_ms` (an old AT):
@@ -301,9 +344,9 @@ fn dests<'a>(
     spec: Option<&Spec>,
     t_ms: i64,
     now_ms: i64,
-) -> Res<Vec<Dest<'a>>> {
+) -> Res<Few<Dest<'a>>> {
     let board = b.key;
-    let mut out = Vec::with_capacity(4);
+    let mut out = Few::new();
     out.push(Dest {
         name: Name::Board(board),
         h: board_h,
@@ -385,26 +428,30 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
             Update::Set(value, Some(higher))
         }
     };
-    let olds = dests
-        .iter()
-        .map(|d| {
+    // Plan, on the stack: one entry per board.
+    let n = dests.len();
+    let mut olds = [None; MAX_DESTS];
+    for (o, d) in olds.iter_mut().zip(dests.iter()) {
+        *o =
             d.h.zset_score(member)
                 .map(|v| l.decode(v).map(|s| s.0))
-                .transpose()
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let plan = plan_update(&olds, update)?;
-    let mut writes = Vec::with_capacity(plan.len());
-    for (i, &(score, write)) in plan.iter().enumerate() {
+                .transpose()?;
+    }
+    let mut plan = [(0i64, false); MAX_DESTS];
+    plan_update_into(&olds[..n], update, &mut plan[..n])?;
+    let mut writes = [(0usize, 0f64); MAX_DESTS];
+    let mut nw = 0;
+    for (i, &(score, write)) in plan[..n].iter().enumerate() {
         if write {
-            writes.push((i, l.encode(score, t)?));
+            writes[nw] = (i, l.encode(score, t)?);
+            nw += 1;
         }
     }
     // Write: a new board's layout is stored with its first member.
     if stored.is_none() {
         store_layout(&b, &lk, &l)?;
     }
-    write_members(ctx, &mut dests, &writes, member, now)?;
+    write_members(ctx, &mut dests, &writes[..nw], member, now)?;
     let (score, written) = plan[0];
     Ok(match cond {
         None => RedisValue::Integer(score),
@@ -438,13 +485,15 @@ fn store_layout(b: &BoardCtx, lk: &RedisString, l: &Layout) -> Res<()> {
 /// gets its expiry.
 fn write_members(
     ctx: &Context,
-    dests: &mut [Dest],
+    dests: &mut Few<Dest>,
     writes: &[(usize, f64)],
     member: &RedisString,
     now: i64,
 ) -> Res<()> {
     for &(i, packed) in writes {
-        let d = &mut dests[i];
+        let Some(d) = dests.get_mut(i) else {
+            continue;
+        };
         d.h.zset_add(packed, member)?;
         zadd_effect(ctx, &d.name, &ScoreText::new(packed), member);
         if let Some(at) = d.expiry {
@@ -591,12 +640,10 @@ pub(super) fn around_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
         return Ok(RedisValue::Array(vec![]));
     };
     let board: &RedisString = &key;
-    let Some(r) = b.zrank(board, member)? else {
+    let Some((r, items)) = b.zaround(board, member, n as usize)? else {
         return Ok(RedisValue::Array(vec![]));
     };
-    let r = r as i64;
-    let first = (r - n).max(0);
-    let items = b.zrange(board, first, r + n)?;
+    let first = r as i64 - (r as i64).min(n);
     let mut out = Vec::with_capacity(items.len());
     for (i, (m, packed)) in items.into_iter().enumerate() {
         out.push(RedisValue::Array(vec![

@@ -13,6 +13,9 @@ use super::{BoardCtx, Res};
 use crate::ffi::{self, Bound, KeyKind, ZsetWalk};
 use redis_module::RedisString;
 
+/// Members with their scores, in the ZSET's order.
+pub type Members = Vec<(RedisString, f64)>;
+
 /// The whole score range.
 const ALL: (Bound, Bound) = (
     Bound {
@@ -64,6 +67,65 @@ impl BoardCtx<'_> {
             }
         }
         Ok(Some(below + ties))
+    }
+
+    /// The members around `member` in the ZSET's order: its rank `r` and
+    /// the members of ranks `r - n ..= r + n` (clamped at the ends) with
+    /// their scores, as ZRANK then `ZRANGE name r-n r+n WITHSCORES` give
+    /// them; `None` when `member` is absent. The rank costs a walk of the
+    /// members before it (see [`BoardCtx::zrank`]); the neighbours are read
+    /// from the member's score outwards, so they cost O(n) more, not a
+    /// second walk from the end. Error: WRONGTYPE unless a ZSET.
+    pub fn zaround(
+        &self,
+        name: &RedisString,
+        member: &RedisString,
+        n: usize,
+    ) -> Res<Option<(usize, Members)>> {
+        let Some(s) = self.open(name, KeyKind::ZSet, false)?.zset_score(member) else {
+            return Ok(None);
+        };
+        let below = self.zcount(name, ALL.0, Bound::excl(s));
+        // The members of the same score (byte order): those before the
+        // member all count for its rank; of those after it, n are enough.
+        let (mut tied_before, mut me, mut tied_after) = (Vec::new(), None, Vec::new());
+        if let Some(w) = self.walk(name, Bound::incl(s), Bound::incl(s), false) {
+            for (m, score) in w {
+                match m.as_slice().cmp(member.as_slice()) {
+                    std::cmp::Ordering::Less => tied_before.push((m, score)),
+                    std::cmp::Ordering::Equal => me = Some((m, score)),
+                    std::cmp::Ordering::Greater if tied_after.len() < n => {
+                        tied_after.push((m, score))
+                    }
+                    std::cmp::Ordering::Greater => break,
+                }
+            }
+        }
+        let Some(me) = me else {
+            return Ok(None);
+        };
+        let rank = below + tied_before.len();
+        // Before it: the last n ties, then lower scores from the highest down.
+        let mut before: Vec<(RedisString, f64)> = Vec::with_capacity(n);
+        let from_ties = tied_before.len().min(n);
+        before.extend(tied_before.drain(tied_before.len() - from_ties..).rev());
+        if before.len() < n {
+            if let Some(w) = self.walk(name, ALL.0, Bound::excl(s), true) {
+                before.extend(w.take(n - before.len()));
+            }
+        }
+        before.reverse();
+        let before_len = before.len();
+        let mut out = before;
+        out.push(me);
+        out.extend(tied_after);
+        let have_after = out.len() - before_len - 1;
+        if have_after < n {
+            if let Some(w) = self.walk(name, Bound::excl(s), ALL.1, false) {
+                out.extend(w.take(n - have_after));
+            }
+        }
+        Ok(Some((rank, out)))
     }
 
     /// `ZRANGE name start stop WITHSCORES` (indexes as ZRANGE takes them:

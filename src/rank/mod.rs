@@ -421,27 +421,41 @@ pub enum Update {
 /// never written, so the time it was reached stays; GT/LT compare with each
 /// board's own score. Error: [`RankError::DeltaOverflow`].
 pub fn plan_update(olds: &[Option<i64>], u: Update) -> Result<Vec<(i64, bool)>, RankError> {
-    olds.iter()
-        .map(|&old| {
-            let new = match u {
-                Update::Add(d) => old
-                    .unwrap_or(0)
-                    .checked_add(d)
-                    .ok_or(RankError::DeltaOverflow { delta: d })?,
-                Update::Set(v, _) => v,
-            };
-            let kept = match (u, old) {
-                (Update::Set(_, Some(true)), Some(o)) => new <= o,
-                (Update::Set(_, Some(false)), Some(o)) => new >= o,
-                _ => old == Some(new),
-            };
-            Ok(if kept {
-                (old.unwrap_or(new), false)
-            } else {
-                (new, true)
-            })
-        })
-        .collect()
+    olds.iter().map(|&old| plan_one(old, u)).collect()
+}
+
+/// [`plan_update`] into `out` (one entry per board of `olds`, at most as
+/// many as `out` holds), without allocating: the RANK.INCR/SET path.
+pub fn plan_update_into(
+    olds: &[Option<i64>],
+    u: Update,
+    out: &mut [(i64, bool)],
+) -> Result<(), RankError> {
+    for (o, &old) in out.iter_mut().zip(olds) {
+        *o = plan_one(old, u)?;
+    }
+    Ok(())
+}
+
+/// [`plan_update`] for one board.
+fn plan_one(old: Option<i64>, u: Update) -> Result<(i64, bool), RankError> {
+    let new = match u {
+        Update::Add(d) => old
+            .unwrap_or(0)
+            .checked_add(d)
+            .ok_or(RankError::DeltaOverflow { delta: d })?,
+        Update::Set(v, _) => v,
+    };
+    let kept = match (u, old) {
+        (Update::Set(_, Some(true)), Some(o)) => new <= o,
+        (Update::Set(_, Some(false)), Some(o)) => new >= o,
+        _ => old == Some(new),
+    };
+    Ok(if kept {
+        (old.unwrap_or(new), false)
+    } else {
+        (new, true)
+    })
 }
 
 /// Parses `s`/`ms` (case-insensitive) for `RESOLUTION`. Error:
