@@ -533,11 +533,11 @@ fn unknown_options_and_bad_layouts_are_refused() {
         ),
         (
             &["RANK.RANGE", "lb", "0", "1", "FOO"],
-            "ERR syntax error: expected WITHSCORES or PERIOD",
+            "ERR syntax error: expected WITHSCORES, WITHTIME or PERIOD",
         ),
         (
             &["RANK.RANGE", "lb", "0", "1", "REV"],
-            "ERR syntax error: expected WITHSCORES or PERIOD",
+            "ERR syntax error: expected WITHSCORES, WITHTIME or PERIOD",
         ),
         // Extra words after the last option (arity errors before PERIOD).
         (
@@ -550,7 +550,7 @@ fn unknown_options_and_bad_layouts_are_refused() {
         ),
         (
             &["RANK.RANGE", "lb", "0", "1", "WITHSCORES", "X"],
-            "ERR syntax error: expected WITHSCORES or PERIOD",
+            "ERR syntax error: expected WITHSCORES, WITHTIME or PERIOD",
         ),
         (
             &["RANK.CARD", "lb", "X"],

@@ -428,3 +428,50 @@ fn hot_reads_and_trims_use_no_zset_command() {
     );
     assert_eq!(kept.len(), 10);
 }
+
+/// Past the walk budget (1,000 members) a count, rank or range by index is
+/// answered by the server's own O(log n) ZCOUNT / ZRANGE: the replies stay
+/// equal to ZRANK / ZRANGE on the board ZSET, and only those deep reads
+/// show up in commandstats (as `zcount` / `zrange`, never `zrank`).
+#[test]
+fn deep_reads_match_the_server_and_only_they_call_it() {
+    let (_s, mut c) = start();
+    let c = &mut c;
+    let board = "lb:{deep}";
+    let members = fill(c, board, 6000, &[]);
+    let n = members.len() as i64;
+    assert!(n > 3000, "{n} members");
+    // Near the top: walks only.
+    let top = strings(ok(c, &["ZRANGE", board, "5", "5"])).remove(0);
+    reset(c);
+    let r = int(&ok(c, &["RANK.RANK", board, &top])).unwrap();
+    assert_eq!(r, 5);
+    let first: Vec<String> = strings(ok(c, &["RANK.RANGE", board, "0", "9"]));
+    assert_eq!(first.len(), 10);
+    let stats = commandstats(c);
+    assert!(
+        !stats.iter().any(|s| s == "zcount" || s == "zrange"),
+        "shallow reads called the server: {stats:?} (rank {r})"
+    );
+    // Every 97th member: RANK.RANK equals the server's ZRANK on the packed
+    // ZSET (the module packs best first, lowest score).
+    for m in members.iter().step_by(97) {
+        let got = int(&ok(c, &["RANK.RANK", board, m]));
+        let want = int(&ok(c, &["ZRANK", board, m]));
+        assert_eq!(got, want, "rank of {m}");
+    }
+    // Deep ranges by index equal ZRANGE, from the middle.
+    for start in [1500, n / 2, n - 1500] {
+        let (a, b) = (start.to_string(), (start + 20).to_string());
+        let got = strings(ok(c, &["RANK.RANGE", board, &a, &b]));
+        let want = strings(ok(c, &["ZRANGE", board, &a, &b]));
+        assert_eq!(got, want, "range {a}..{b}");
+    }
+    // A deep member's neighbours.
+    let mid = strings(ok(
+        c,
+        &["ZRANGE", board, &(n / 2).to_string(), &(n / 2).to_string()],
+    ));
+    let around = items(ok(c, &["RANK.AROUND", board, &mid[0], "2"]));
+    assert_eq!(around.len(), 5);
+}

@@ -257,7 +257,13 @@ pub(super) fn export_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
     let (q, f) = (at.unwrap_or_else(ffi::now_ms), read_settings(&b)?.1.formula);
     let mut rows = Vec::new();
     let mut next = 0i64;
-    if let Some(iter) = ffi::ZsetWalk::open(ctx, &ix, ffi::Bound::incl(cursor as f64), ffi::Bound::incl(f64::INFINITY), false) {
+    if let Some(iter) = ffi::ZsetWalk::open(
+        ctx,
+        &ix,
+        ffi::Bound::incl(cursor as f64),
+        ffi::Bound::incl(f64::INFINITY),
+        false,
+    ) {
         for (walked, (article, seq)) in iter.enumerate() {
             if walked as i64 == count {
                 next = seq as i64;
@@ -370,7 +376,13 @@ pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     }
     // Article keys, from the front of the index.
     let (mut walked, mut art_keys, mut measured, mut art_mem) = (0i64, 0i64, 0i64, 0i64);
-    if let Some(iter) = ffi::ZsetWalk::open(ctx, &ix, ffi::Bound::incl(f64::NEG_INFINITY), ffi::Bound::incl(f64::INFINITY), false) {
+    if let Some(iter) = ffi::ZsetWalk::open(
+        ctx,
+        &ix,
+        ffi::Bound::incl(f64::NEG_INFINITY),
+        ffi::Bound::incl(f64::INFINITY),
+        false,
+    ) {
         for (article, _) in iter.take(INFO_KEY_SAMPLE) {
             walked += 1;
             let measure = (measured as usize) < INFO_MEMORY_SAMPLE;

@@ -73,7 +73,13 @@ fn guard_ms() -> i64 {
 /// [`COUNT_SAMPLE`] entries and scaled to all of them.
 fn count_article_keys(b: &BoardCtx, ix: &RedisString, tracked: i64) -> Res<i64> {
     let (mut walked, mut found) = (0i64, 0i64);
-    if let Some(iter) = ffi::ZsetWalk::open(b.ctx, ix, ffi::Bound::incl(f64::NEG_INFINITY), ffi::Bound::incl(f64::INFINITY), false) {
+    if let Some(iter) = ffi::ZsetWalk::open(
+        b.ctx,
+        ix,
+        ffi::Bound::incl(f64::NEG_INFINITY),
+        ffi::Bound::incl(f64::INFINITY),
+        false,
+    ) {
         for (article, _) in iter.take(COUNT_SAMPLE) {
             walked += 1;
             for (kind, _) in ARTICLE_KEYS {
@@ -214,7 +220,13 @@ fn step(ctx: &Context, job: &Job) -> Res<bool> {
     let b = BoardCtx::internal(ctx, &key, job.epoch);
     let ix = b.derived(Kind::Index, &[], true)?;
     let mut batch: Vec<RedisString> = Vec::with_capacity(STEP_ARTICLES);
-    if let Some(iter) = ffi::ZsetWalk::open(ctx, &ix, ffi::Bound::incl(f64::NEG_INFINITY), ffi::Bound::incl(f64::INFINITY), false) {
+    if let Some(iter) = ffi::ZsetWalk::open(
+        ctx,
+        &ix,
+        ffi::Bound::incl(f64::NEG_INFINITY),
+        ffi::Bound::incl(f64::INFINITY),
+        false,
+    ) {
         batch.extend(iter.take(STEP_ARTICLES).map(|(a, _)| a));
     }
     if !batch.is_empty() {

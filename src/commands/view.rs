@@ -7,13 +7,13 @@
 //!   the exact command that makes it (effects replication), then board upkeep.
 
 use super::board::{
-    expire_effect, hset_effect, last_view_at, not_ours, open_hll, overflow, published_at, refresh_retention,
-    view_error, write_record, BoardState,
+    expire_effect, hset_effect, last_view_at, not_ours, open_hll, overflow, published_at,
+    refresh_retention, view_error, write_record, BoardState,
 };
 use super::hot::{expired_fronts, upkeep};
+use super::hot_admin::index_add;
 use super::{bulk, counter_of, effect, trailing_at_clock, zadd_effect};
 use super::{Args, BoardCtx, CommandsMode, Res};
-use super::hot_admin::index_add;
 use crate::ffi::{self, Event, KeyKind};
 use crate::hot::settings::BoardSettings;
 use crate::hot::view::{self, Bump, Counted, Outcome, Plan, ViewFacts};
