@@ -90,6 +90,9 @@ pub const INT_SPECS: [IntSpec; 6] = [
     RETENTION_SECONDS,
 ];
 
+/// A setting's lower-case name (as its config is named) and its value.
+pub type Named<T> = (&'static str, T);
+
 /// Every setting of a HOT board.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BoardSettings {
@@ -240,7 +243,7 @@ impl BoardSettings {
     /// The floating-point settings by lower-case name (`alpha`, `beta`,
     /// `base`, `gamma`), then the integer ones (`dedup-seconds`, …), as
     /// HOT.INFO reports them.
-    pub fn fields(&self) -> (Vec<(&'static str, f64)>, Vec<(&'static str, i64)>) {
+    pub fn fields(&self) -> (Vec<Named<f64>>, Vec<Named<i64>>) {
         let floats = (0..FLOAT_NAMES.len())
             .map(|i| (FLOAT_NAMES[i].0, self.float(i)))
             .collect();

@@ -221,8 +221,9 @@ pub fn set_defaults(c: &mut Connection) {
         ("visitor-max-views", "20"),
         ("visitor-window-seconds", "3600"),
         ("retention-seconds", "7776000"),
-        // Small boards: trimming runs often, and HOT.TOP stays cheap.
-        ("max-articles", "50"),
+        // Small boards: trimming runs often (past 8 + a slack of 16), and
+        // HOT.TOP stays cheap.
+        ("max-articles", "8"),
     ] {
         let () = redis::cmd("CONFIG")
             .arg("SET")
