@@ -86,8 +86,8 @@ def ops(new_commands: bool) -> list[Op]:
         out += [
             ("hot", "info", (), {}),
             ("lb", "info", (), {}),
-            ("hot", "export", (0,), {"count": 100}),
-            ("hot", "export_all", (), {"count": 1}),
+            ("hot", "export", (0,), {"count": 100, "at": t + 60}),
+            ("hot", "export_all", (), {"count": 1, "at": t + 60}),
             ("hot", "rem", ("a3", "nope"), {}),
             ("hot", "drop", (), {}),
         ]

@@ -364,11 +364,15 @@ def info(cmd: str, key: str) -> Call[dict[str, InfoValue]]:
     return Call((cmd, key), fields)
 
 
-def hot_export(key: str, cursor: int, count: Optional[int]) -> Call[ExportPage]:
-    """HOT.EXPORT: ``[next_cursor, [[article, [field, value, …]], …]]``."""
+def hot_export(
+    key: str, cursor: int, count: Optional[int], at: Optional[Time] = None
+) -> Call[ExportPage]:
+    """HOT.EXPORT: ``[next_cursor, [[article, [field, value, …]], …]]``; ``at``
+    is the time of the scores (the server clock when None)."""
     args: List[Arg] = ["HOT.EXPORT", key, int_arg("cursor", cursor)]
     if count is not None:
         args += ["COUNT", int_arg("count", count)]
+    args += list(at_args(at))
 
     def parse(reply: Any) -> ExportPage:
         nxt, rows = reply

@@ -190,15 +190,20 @@ class HotBoard(_Board):
         """HOT.INFO: the board's settings and sizes as a dict."""
         return self._run(c.info("HOT.INFO", self.key))
 
-    def export(self, cursor: int = 0, count: Optional[int] = None) -> ExportPage:
-        """HOT.EXPORT: one page of every article's stats; ``page.cursor`` 0 means done."""
-        return self._run(c.hot_export(self.key, cursor, count))
+    def export(
+        self, cursor: int = 0, count: Optional[int] = None, at: Optional[Time] = None
+    ) -> ExportPage:
+        """HOT.EXPORT: one page of every article's stats (scores at ``at``, the
+        server clock by default); ``page.cursor`` 0 means done."""
+        return self._run(c.hot_export(self.key, cursor, count, at))
 
-    def export_all(self, count: Optional[int] = None) -> Iterator[ArticleStats]:
+    def export_all(
+        self, count: Optional[int] = None, at: Optional[Time] = None
+    ) -> Iterator[ArticleStats]:
         """Every article's stats, following HOT.EXPORT's cursor to the end."""
         cursor = 0
         while True:
-            page = self.export(cursor, count)
+            page = self.export(cursor, count, at)
             yield from page.articles
             cursor = page.cursor
             if cursor == 0:

@@ -191,15 +191,20 @@ class HotBoard(_Board):
         """HOT.INFO: the board's settings and sizes as a dict."""
         return await self._run(c.info("HOT.INFO", self.key))
 
-    async def export(self, cursor: int = 0, count: Optional[int] = None) -> ExportPage:
-        """HOT.EXPORT: one page of every article's stats; ``page.cursor`` 0 means done."""
-        return await self._run(c.hot_export(self.key, cursor, count))
+    async def export(
+        self, cursor: int = 0, count: Optional[int] = None, at: Optional[Time] = None
+    ) -> ExportPage:
+        """HOT.EXPORT: one page of every article's stats (scores at ``at``, the
+        server clock by default); ``page.cursor`` 0 means done."""
+        return await self._run(c.hot_export(self.key, cursor, count, at))
 
-    async def export_all(self, count: Optional[int] = None) -> AsyncIterator[ArticleStats]:
+    async def export_all(
+        self, count: Optional[int] = None, at: Optional[Time] = None
+    ) -> AsyncIterator[ArticleStats]:
         """Every article's stats, following HOT.EXPORT's cursor to the end."""
         cursor = 0
         while True:
-            page = await self.export(cursor, count)
+            page = await self.export(cursor, count, at)
             for article in page.articles:
                 yield article
             cursor = page.cursor
