@@ -293,11 +293,15 @@ pub fn apply_module_args(args: &[&[u8]]) -> Result<(), String> {
         let short = name.strip_prefix(b"hotrank.").unwrap_or(name);
         let what = format!("{} {}", name.escape_ascii(), value.escape_ascii());
         let float = FLOATS.iter().find(|c| c.name.as_bytes() == short);
-        if float.is_none() && !INTS.iter().any(|c| c.name.as_bytes() == short) {
+        let known = float.is_some()
+            || INTS.iter().any(|c| c.name.as_bytes() == short)
+            || short == ReplicateConfig::NAME.as_bytes();
+        if !known {
             let names: Vec<&str> = FLOATS
                 .iter()
                 .map(|c| c.name)
                 .chain(INTS.iter().map(|c| c.name))
+                .chain([ReplicateConfig::NAME])
                 .collect();
             return Err(format!(
                 "bad loadmodule argument '{what}': no config '{}'; valid names (with or \

@@ -157,8 +157,11 @@ fn good_module_arguments_load_in_both_forms_and_show_in_config_get() {
         "0.001",
         "hotrank.gamma",
         "10",
+        "replicate",
+        "commands",
     ];
     loads_and_shows(&args);
+    loads_and_shows(&["hotrank.replicate", "effects"]);
     // Range ends of the other side, in the other form.
     let args = [
         "hotrank.visitor-window-seconds",
