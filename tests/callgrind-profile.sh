@@ -114,7 +114,10 @@ profile rank.incr -- RANK.INCR 'lb:{b}' m:__rand_int__ 1
 profile zincrby -- ZINCRBY 'zlb:{b}' 1 m:__rand_int__
 WORKLOAD_SETUP="RANK.CREATE lbp:{b} PERIODS day week month" \
   profile rank.incr-3-periods -- RANK.INCR 'lbp:{b}' m:__rand_int__ 1
-profile rank.set-best -- RANK.SET 'lbs:{b}' m:__rand_int__ __rand_int__ BEST
-profile zadd-gt -- ZADD 'zgt:{b}' GT __rand_int__ m:__rand_int__
+# A fixed score: redis-benchmark's __rand_int__ is zero-padded (000000001234),
+# which RANK.SET refuses as an integer, as INCRBY does. So both rows measure
+# a first write per member, then writes that keep the best score.
+profile rank.set-best -- RANK.SET 'lbs:{b}' m:__rand_int__ 7 BEST
+profile zadd-gt -- ZADD 'zgt:{b}' GT 7 m:__rand_int__
 echo
 echo "Breakdowns: callgrind_annotate --inclusive=yes $OUT/<workload>.cg"
