@@ -10,7 +10,7 @@ use crate::hot::record::BoardRecord;
 use crate::hot::settings::BoardSettings;
 use crate::hot::{hll, view, Formula};
 use crate::keys::Kind;
-use crate::parse::{parse_i64, IntText};
+use crate::parse::{parse_i64, IntText, IntsText};
 use redis_module::{Context, RedisString};
 
 /// An error for a derived key whose value hotrank did not write: it is
@@ -302,8 +302,31 @@ impl BoardState {
 pub(super) fn read_settings(b: &BoardCtx) -> Res<(Option<BoardRecord>, BoardSettings)> {
     let (hb, h) = b.open_derived(Kind::HotBoard, &[], KeyKind::String, false)?;
     let rec = board_record(&hb, &h)?;
-    let s = rec
-        .and_then(|r| r.settings)
-        .unwrap_or_else(|| config::board_settings(0));
-    Ok((rec, s))
+    Ok((rec, settings_of(rec)))
+}
+
+/// The settings a board record holds, else the configs' of this moment
+/// (what a first write would store).
+pub(super) fn settings_of(rec: Option<BoardRecord>) -> BoardSettings {
+    rec.and_then(|r| r.settings)
+        .unwrap_or_else(|| config::board_settings(0))
+}
+
+/// The name of dedup shard `shard` of generation `gen` for a board with
+/// settings `s`: `dd:<window s>:<gen>:<shard>`, after the board's
+/// incarnation id when it is not 0. ACL-checked for writing when `write`.
+pub(super) fn dedup_name(
+    b: &BoardCtx,
+    s: &BoardSettings,
+    gen: i64,
+    shard: i64,
+    write: bool,
+) -> Res<RedisString> {
+    let part = IntsText::new(&[s.dedup_ms() / 1000, gen, shard]);
+    if s.id == 0 {
+        b.derived(Kind::Dedup, &[part.as_bytes()], write)
+    } else {
+        let id = IntText::new(s.id);
+        b.derived(Kind::Dedup, &[id.as_bytes(), part.as_bytes()], write)
+    }
 }

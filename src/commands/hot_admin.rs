@@ -8,16 +8,17 @@
 //! article keeps its place whatever happens to the board's scores), what
 //! HOT.DROP deletes article keys from, and what HOT.INFO counts.
 
-use super::board::{board_record, check_hot_board, last_view_at, published_at, read_settings};
+use super::board::settings_of;
+use super::board::{board_record, check_hot_board, dedup_name, last_view_at, published_at};
 use super::hot::facts;
 use super::{bulk, counter_of, effect, zadd_effect, Args, BoardCtx, Fail, Res};
 use crate::config;
 use crate::ffi::{self, Event, KeyKind};
 use crate::hot::dedup;
+use crate::hot::settings::BoardSettings;
 use crate::keys::Kind;
 use crate::parse::{
-    format_score, format_time_ms, parse_count, parse_i64, parse_time_ms, IntText, IntsText,
-    ScoreText,
+    format_score, format_time_ms, parse_count, parse_i64, parse_time_ms, IntText, ScoreText,
 };
 use redis_module::{Context, RedisString, RedisValue};
 
@@ -115,7 +116,7 @@ pub(super) fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     // Write.
     b.claim_epoch()?;
     let now = ffi::now_ms();
-    let at = now + read_settings(&b)?.1.retention_ms();
+    let at = now + settings_of(record).retention_ms();
     let (now_s, at_s) = (IntText::new(now), IntText::new(at));
     let members: Vec<&[u8]> = articles.iter().map(|a| a.as_slice()).collect();
     let mut removed = 0i64;
@@ -252,13 +253,13 @@ pub(super) fn export_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
     }
     let board = b.open_board(false)?;
     let (hb, hb_h) = b.open_derived(Kind::HotBoard, &[], KeyKind::String, false)?;
-    check_hot_board(&b, &board, board_record(&hb, &hb_h)?.is_some())?;
+    let record = board_record(&hb, &hb_h)?;
+    check_hot_board(&b, &board, record.is_some())?;
     let (ix, _) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, false)?;
-    let (q, f) = (at.unwrap_or_else(ffi::now_ms), read_settings(&b)?.1.formula);
+    let (q, f) = (at.unwrap_or_else(ffi::now_ms), settings_of(record).formula);
     let mut rows = Vec::new();
     let mut next = 0i64;
-    if let Some(iter) = ffi::ZsetWalk::open(
-        ctx,
+    if let Some(iter) = b.walk(
         &ix,
         ffi::Bound::incl(cursor as f64),
         ffi::Bound::incl(f64::INFINITY),
@@ -283,8 +284,8 @@ pub(super) fn export_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
 /// The board's settings as HOT.INFO reports them, by config name: its
 /// own (HOT.CREATE / HOT.ALTER, or the configs stored at its first write),
 /// else the configs a first write would store now.
-fn board_settings(b: &BoardCtx) -> Res<Vec<(&'static str, RedisValue)>> {
-    let (floats, ints) = read_settings(b)?.1.fields();
+fn board_settings(settings: &BoardSettings) -> Vec<(&'static str, RedisValue)> {
+    let (floats, ints) = settings.fields();
     let mut out = Vec::new();
     for (name, v) in floats {
         out.push((name, bulk(format_score(v))));
@@ -292,7 +293,7 @@ fn board_settings(b: &BoardCtx) -> Res<Vec<(&'static str, RedisValue)>> {
     for (name, v) in ints {
         out.push((name, RedisValue::Integer(v)));
     }
-    Ok(out)
+    out
 }
 
 /// Index entries HOT.INFO looks at to count article keys (exact up to this
@@ -317,8 +318,7 @@ fn memory_usage(b: &BoardCtx, name: &RedisString) -> i64 {
 
 /// The dedup shards of the board that may exist now (the current dedup
 /// window and shard count; the generations a view may still read).
-fn dedup_shard_names(b: &BoardCtx, now: i64) -> Res<Vec<RedisString>> {
-    let settings = read_settings(b)?.1;
+fn dedup_shard_names(b: &BoardCtx, settings: &BoardSettings, now: i64) -> Res<Vec<RedisString>> {
     let window = settings.dedup_ms();
     let mut out = Vec::new();
     if window <= 0 {
@@ -328,8 +328,7 @@ fn dedup_shard_names(b: &BoardCtx, now: i64) -> Res<Vec<RedisString>> {
     let shards = settings.dedup_shards();
     for gen in [g - 2, g - 1, g, g + 1] {
         for s in 0..shards {
-            let part = IntsText::new(&[window / 1000, gen, s]);
-            let name = b.derived(Kind::Dedup, &[part.as_bytes()], false)?;
+            let name = dedup_name(b, settings, gen, s, false)?;
             if b.exists(&name) {
                 out.push(name);
             }
@@ -355,7 +354,9 @@ pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     b.load_epoch(false)?;
     let board = b.open_board(false)?;
     let (hb, hb_h) = b.open_derived(Kind::HotBoard, &[], KeyKind::String, false)?;
-    check_hot_board(&b, &board, board_record(&hb, &hb_h)?.is_some())?;
+    let record = board_record(&hb, &hb_h)?;
+    check_hot_board(&b, &board, record.is_some())?;
+    let settings = settings_of(record);
     let (pubidx, _) = b.open_derived(Kind::PubIndex, &[], KeyKind::ZSet, false)?;
     let (ix, ix_h) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, false)?;
     let on_board = board.len() as i64;
@@ -369,15 +370,14 @@ pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
             memory += memory_usage(&b, name);
         }
     }
-    let shards = dedup_shard_names(&b, ffi::now_ms())?;
+    let shards = dedup_shard_names(&b, &settings, ffi::now_ms())?;
     keys += shards.len() as i64;
     for s in &shards {
         memory += memory_usage(&b, s);
     }
     // Article keys, from the front of the index.
     let (mut walked, mut art_keys, mut measured, mut art_mem) = (0i64, 0i64, 0i64, 0i64);
-    if let Some(iter) = ffi::ZsetWalk::open(
-        ctx,
+    if let Some(iter) = b.walk(
         &ix,
         ffi::Bound::incl(f64::NEG_INFINITY),
         ffi::Bound::incl(f64::INFINITY),
@@ -412,7 +412,7 @@ pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     } else {
         "sampled"
     };
-    let mut out = board_settings(&b)?;
+    let mut out = board_settings(&settings);
     out.extend([
         ("articles", RedisValue::Integer(on_board)),
         ("articles_tracked", RedisValue::Integer(tracked)),

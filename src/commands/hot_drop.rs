@@ -73,8 +73,7 @@ fn guard_ms() -> i64 {
 /// [`COUNT_SAMPLE`] entries and scaled to all of them.
 fn count_article_keys(b: &BoardCtx, ix: &RedisString, tracked: i64) -> Res<i64> {
     let (mut walked, mut found) = (0i64, 0i64);
-    if let Some(iter) = ffi::ZsetWalk::open(
-        b.ctx,
+    if let Some(iter) = b.walk(
         ix,
         ffi::Bound::incl(f64::NEG_INFINITY),
         ffi::Bound::incl(f64::INFINITY),

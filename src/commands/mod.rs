@@ -389,8 +389,12 @@ impl<'a> BoardCtx<'a> {
 
     /// Walks the board ZSET from the highest score down, without copying
     /// it; `None` when it is missing or not a ZSET (read-only commands only).
-    pub fn board_rev_iter(&self) -> Option<ffi::ZsetRevIter> {
-        ffi::ZsetRevIter::open(self.ctx, self.key)
+    pub fn board_rev_iter(&self) -> Option<ffi::ZsetWalk> {
+        let all = (
+            ffi::Bound::incl(f64::NEG_INFINITY),
+            ffi::Bound::incl(f64::INFINITY),
+        );
+        ffi::ZsetWalk::open(self.ctx, self.key, all.0, all.1, true)
     }
 
     /// Opens the board ZSET ([`BoardCtx::open`]).

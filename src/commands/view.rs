@@ -7,8 +7,8 @@
 //!   the exact command that makes it (effects replication), then board upkeep.
 
 use super::board::{
-    expire_effect, hset_effect, last_view_at, not_ours, open_hll, overflow, published_at,
-    refresh_retention, view_error, write_record, BoardState,
+    dedup_name, expire_effect, hset_effect, last_view_at, not_ours, open_hll, overflow,
+    published_at, refresh_retention, view_error, write_record, BoardState,
 };
 use super::hot::{expired_fronts, upkeep};
 use super::hot_admin::index_add;
@@ -136,13 +136,7 @@ impl ViewKeys {
             let shard = dedup::shard(r.fp, s.dedup_shards() as u32);
             let (gens, n) = dedup::generations(r.t, window, r.now);
             for (i, g) in gens[..n].iter().enumerate() {
-                let part = IntsText::new(&[window / 1000, *g, i64::from(shard)]);
-                let name = if s.id == 0 {
-                    b.derived(Kind::Dedup, &[part.as_bytes()], i == 0)?
-                } else {
-                    b.derived(Kind::Dedup, &[id.as_bytes(), part.as_bytes()], i == 0)?
-                };
-                dedup.push((*g, name));
+                dedup.push((*g, dedup_name(b, s, *g, i64::from(shard), i == 0)?));
             }
         }
         let vv = if s.visitor_max_views() > 0 {
