@@ -13,6 +13,7 @@ pub mod hot_drop;
 pub mod hot_settings;
 pub mod rank;
 pub mod rank_admin;
+pub mod rank_repl;
 pub mod register;
 pub mod table;
 pub mod view;
@@ -193,7 +194,7 @@ impl Drop for CommandsMode {
 /// Parses the trailing `[AT t] [CLOCK c]` of a HOT write. `CLOCK c` (unix ms,
 /// the master's clock when it ran the command) is taken only from the master
 /// or the AOF, where it replaces this server's clock. Returns (write time,
-/// clock), as [`write_time`].
+/// clock), as [`write_time_at`].
 pub fn trailing_at_clock(ctx: &Context, args: &mut Args) -> Res<(i64, i64)> {
     let (mut at, mut clock) = (None, None);
     while let Some(opt) = args.next() {
@@ -209,13 +210,8 @@ pub fn trailing_at_clock(ctx: &Context, args: &mut Args) -> Res<(i64, i64)> {
     write_time_at(at, clock.unwrap_or_else(ffi::now_ms))
 }
 
-/// Parses the optional `AT t` pair used by write commands: refused when
-/// later than the server clock. Returns (view time, server time).
-pub fn write_time(at: Option<&[u8]>) -> Res<(i64, i64)> {
-    write_time_at(at, ffi::now_ms())
-}
-
-/// [`write_time`] against the clock `now`.
+/// Parses the optional `AT t` of a write command against the clock `now`
+/// (unix ms): refused when later than `now`. Returns (write time, `now`).
 pub fn write_time_at(at: Option<&[u8]>, now: i64) -> Res<(i64, i64)> {
     match at {
         None => Ok((now, now)),

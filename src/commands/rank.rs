@@ -1,7 +1,9 @@
 //! `RANK.*` handlers: CREATE, INCR, SET, SCORE, RANK, RANGE, REM, CARD,
 //! AROUND, RANGEBYSCORE, MINCR, DROP.
 
-use super::{bulk, write_time, zadd_effect, Args, BoardCtx, Fail, Res};
+use super::rank_repl::{self, leading_clock};
+use super::{bulk, from_master_or_aof, write_time_at, zadd_effect, Args, BoardCtx, CommandsMode};
+use super::{Fail, Res};
 use crate::ffi::{self, KeyKind};
 use crate::keys::Kind;
 use crate::parse::{format_time_ms, parse_i64, IntText, ScoreText};
@@ -154,7 +156,10 @@ pub(super) fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
     if lk_h.kind() != KeyKind::Empty {
         return Err(exists());
     }
+    let settings = crate::rank::parse_settings(text.as_bytes())?;
+    let _mode = CommandsMode::enter();
     b.set_new(&lk, &mut lk_h, text.as_bytes())?;
+    rank_repl::replicate_create(ctx, b.key, &settings);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
@@ -243,12 +248,30 @@ enum Cond {
     Best,
 }
 
+impl Cond {
+    /// The option's name, as RANK.SET takes it.
+    fn word(self) -> &'static [u8] {
+        match self {
+            Cond::Gt => b"GT",
+            Cond::Lt => b"LT",
+            Cond::Best => b"BEST",
+        }
+    }
+}
+
+/// RANK.SET's options: the condition, `AT t` and `CLOCK c` (only from the
+/// master or the AOF).
+type SetOptions<'a> = (Option<Cond>, Option<&'a [u8]>, Option<i64>);
+
 /// Parses RANK.SET's options after the score: `GT`, `LT`, `BEST` and `AT t`,
-/// in any order (a flag may repeat, as in ZADD).
-fn set_options<'a>(args: &mut Args<'a>) -> Res<(Option<Cond>, Option<&'a [u8]>)> {
-    let (mut gt, mut lt, mut best, mut at) = (false, false, false, None);
+/// in any order (a flag may repeat, as in ZADD), and with `replicated`
+/// (from the master or the AOF) `CLOCK c`.
+fn set_options<'a>(args: &mut Args<'a>, replicated: bool) -> Res<SetOptions<'a>> {
+    let (mut gt, mut lt, mut best, mut at, mut clock) = (false, false, false, None, None);
     while let Some(opt) = args.next() {
-        if opt.eq_ignore_ascii_case(b"GT") {
+        if replicated && opt.eq_ignore_ascii_case(b"CLOCK") {
+            clock = Some(parse_i64("CLOCK", args.value_of("CLOCK")?)?);
+        } else if opt.eq_ignore_ascii_case(b"GT") {
             gt = true;
         } else if opt.eq_ignore_ascii_case(b"LT") {
             lt = true;
@@ -279,7 +302,7 @@ fn set_options<'a>(args: &mut Args<'a>) -> Res<(Option<Cond>, Option<&'a [u8]>)>
         (_, _, true) => Some(Cond::Best),
         _ => None,
     };
-    Ok((cond, at))
+    Ok((cond, at, clock))
 }
 
 /// A board a write updates, open for writing: the all-time board, or a
@@ -377,12 +400,15 @@ fn dests<'a>(
 
 /// Gives a period board written through `h` its expiry `at` (unix ms) if
 /// it has none (a board just created), replicated as `PEXPIREAT name at`.
-fn period_expiry(ctx: &Context, name: &RedisString, h: &mut ffi::Key, at: i64, now: i64) {
+/// Where the server cannot set an absolute expiry (Redis 7.0), the relative
+/// one is taken against this server's own clock, not the write's `CLOCK`,
+/// so a replica or an AOF load also expires the board at `at`.
+fn period_expiry(ctx: &Context, name: &RedisString, h: &mut ffi::Key, at: i64) {
     if h.ttl().is_some() {
         return;
     }
     crate::stats::add(&crate::stats::RANK_PERIODS_ROLLED, 1);
-    h.expire_at(at, now);
+    h.expire_at(at, ffi::now_ms());
     let at_s = IntText::new(at);
     super::effect(
         ctx,
@@ -400,17 +426,26 @@ fn period_expiry(ctx: &Context, name: &RedisString, h: &mut ffi::Key, at: i64, n
 fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue> {
     // SET takes its options in any order, a flag given twice counting
     // once (as ZADD's): no upper bound, so GT with LT gets its own error.
-    let mut args = Args::new(argv, 4, if add { 6 } else { usize::MAX })?;
+    // `CLOCK c` (two more arguments) only from the master or the AOF.
+    let replicated = from_master_or_aof(ctx);
+    let max = match (add, replicated) {
+        (false, _) => usize::MAX,
+        (true, false) => 6,
+        (true, true) => 8,
+    };
+    let mut args = Args::new(argv, 4, max)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
     let member = args.next_rs()?;
     let name = if add { "delta" } else { "score" };
-    let value = parse_i64(name, args.next_rs()?.as_slice())?;
-    let (cond, at) = if add {
-        (None, args.trailing_at()?)
+    let raw_value = args.next_rs()?.as_slice();
+    let value = parse_i64(name, raw_value)?;
+    let (cond, (t, now)) = if add {
+        (None, super::trailing_at_clock(ctx, &mut args)?)
     } else {
-        set_options(&mut args)?
+        let (cond, at, clock) = set_options(&mut args, replicated)?;
+        (cond, write_time_at(at, clock.unwrap_or_else(ffi::now_ms))?)
     };
-    let (t, now) = write_time(at)?;
+    let mode = CommandsMode::enter();
     // Read: the layout, the board and the current board of each period.
     let lk = b.derived(Kind::Layout, &[], true)?;
     let board_h = b.open_board(true)?;
@@ -451,7 +486,12 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
     if stored.is_none() {
         store_layout(&b, &lk, &l)?;
     }
-    write_members(ctx, &mut dests, &writes[..nw], member, now)?;
+    write_members(ctx, &mut dests, &writes[..nw], member)?;
+    if nw > 0 || stored.is_none() {
+        let c = cond.map(Cond::word);
+        rank_repl::replicate_score(ctx, add, b.key, member, raw_value, c, t, now);
+    }
+    drop(mode);
     let (score, written) = plan[0];
     Ok(match cond {
         None => RedisValue::Integer(score),
@@ -474,10 +514,13 @@ fn stored_settings(b: &BoardCtx, lk: &RedisString, board_h: &ffi::Key) -> Res<Op
 }
 
 /// Stores a new board's layout `l` in its layout key `lk` (missing): the
-/// first write of a board, once it is known to succeed.
+/// first write of a board, once it is known to succeed. In `commands` mode
+/// replicated as the `RANK.CREATE` of that layout, ahead of the write.
 fn store_layout(b: &BoardCtx, lk: &RedisString, l: &Layout) -> Res<()> {
     let mut h = b.open(lk, KeyKind::String, true)?;
-    b.set_new(lk, &mut h, l.serialize().as_bytes())
+    b.set_new(lk, &mut h, l.serialize().as_bytes())?;
+    rank_repl::replicate_create(b.ctx, b.key, &(*l, None));
+    Ok(())
 }
 
 /// Writes `member`'s packed score on each board of `writes` (index into
@@ -488,7 +531,6 @@ fn write_members(
     dests: &mut Few<Dest>,
     writes: &[(usize, f64)],
     member: &RedisString,
-    now: i64,
 ) -> Res<()> {
     for &(i, packed) in writes {
         let Some(d) = dests.get_mut(i) else {
@@ -497,7 +539,7 @@ fn write_members(
         d.h.zset_add(packed, member)?;
         zadd_effect(ctx, &d.name, &ScoreText::new(packed), member);
         if let Some(at) = d.expiry {
-            period_expiry(ctx, &d.name, &mut d.h, at, now);
+            period_expiry(ctx, &d.name, &mut d.h, at);
         }
     }
     Ok(())
@@ -605,7 +647,12 @@ pub(super) fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     while let Some(m) = args.next() {
         members.push(m);
     }
-    Ok(RedisValue::Integer(b.zrem(b.key, &mut h, &members)))
+    let _mode = CommandsMode::enter();
+    let removed = b.zrem(b.key, &mut h, &members);
+    if removed > 0 {
+        rank_repl::replicate_verbatim(ctx, c"RANK.REM", argv);
+    }
+    Ok(RedisValue::Integer(removed))
 }
 
 /// `RANK.CARD K [PERIOD day|week|month [AGO n]]` → number of members.
@@ -740,8 +787,14 @@ pub(super) fn rangebyscore_impl(ctx: &Context, argv: &[RedisString]) -> Res<Redi
 pub(super) fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 4, usize::MAX)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
-    let delta = parse_i64("delta", args.next_rs()?.as_slice())?;
-    let (t, now) = write_time(None)?;
+    // `CLOCK c` first, only from the master or the AOF.
+    let clock = leading_clock(ctx, &mut args)?;
+    let raw_delta = args.next_rs()?.as_slice();
+    let delta = parse_i64("delta", raw_delta)?;
+    if args.peek().is_none() {
+        return Err(Fail::Arity);
+    }
+    let (t, now) = write_time_at(None, clock.unwrap_or_else(ffi::now_ms))?;
     // The board is opened once, for writing, and its settings read through it.
     let lk = b.derived(Kind::Layout, &[], true)?;
     let board_h = b.open_board(true)?;
@@ -762,12 +815,17 @@ pub(super) fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
         }
         writes.push(w);
     }
+    let mode = CommandsMode::enter();
     if stored.is_none() {
         store_layout(&b, &lk, &l)?;
     }
     for (d, w) in dests.iter_mut().zip(&writes) {
-        write_mincr(ctx, d, w, now)?;
+        write_mincr(ctx, d, w)?;
     }
+    if stored.is_none() || writes.iter().any(|w| !w.is_empty()) {
+        rank_repl::replicate_mincr(ctx, b.key, raw_delta, &members, now);
+    }
+    drop(mode);
     Ok(RedisValue::Array(out))
 }
 
@@ -815,19 +873,21 @@ fn plan_mincr<'m>(
 /// Writes one board's MINCR changes `w` (if any), each replicated as its
 /// exact ZADD; the `zadd` event and the WATCH signal fire once per board,
 /// as for one ZADD of many members.
-fn write_mincr(ctx: &Context, d: &mut Dest, w: &[(&RedisString, f64)], now: i64) -> Res<()> {
+fn write_mincr(ctx: &Context, d: &mut Dest, w: &[(&RedisString, f64)]) -> Res<()> {
     if w.is_empty() {
         return Ok(());
     }
     for (member, p) in w {
         d.h.zset_add(*p, member)?;
-        let text = ScoreText::new(*p);
-        ffi::replicate_zadd(ctx, &d.name, text.as_bytes(), member);
+        if !super::replicating_commands() {
+            let text = ScoreText::new(*p);
+            ffi::replicate_zadd(ctx, &d.name, text.as_bytes(), member);
+        }
     }
     ffi::notify(ctx, ffi::Event::ZSet, c"zadd", &d.name);
     ffi::signal_modified(ctx, &d.name);
     if let Some(at) = d.expiry {
-        period_expiry(ctx, &d.name, &mut d.h, at, now);
+        period_expiry(ctx, &d.name, &mut d.h, at);
     }
     Ok(())
 }
@@ -855,20 +915,32 @@ fn owned_keys(spec: Option<&Spec>, now_ms: i64) -> Vec<(Kind, Vec<Vec<u8>>)> {
 /// RANK command on it); `NOPERM` unless the user may write every key;
 /// `WRONGTYPE` if `K` or the layout key holds another type.
 pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 2, 2)?;
+    // `CLOCK c` (two more arguments) only from the master or the AOF.
+    let max = if from_master_or_aof(ctx) { 4 } else { 2 };
+    let mut args = Args::new(argv, 2, max)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
+    let clock = leading_clock(ctx, &mut args)?;
+    if args.peek().is_some() {
+        return Err(Fail::Arity);
+    }
     let board = b.key;
     let Some((_, spec)) = settings(&b, true)? else {
         return Ok(RedisValue::Integer(0));
     };
+    let now = clock.unwrap_or_else(ffi::now_ms);
     // Every name first, each ACL-checked for writing: nothing is deleted
     // unless all may be.
     let mut names = vec![board.clone()];
-    for (kind, parts) in owned_keys(spec.as_ref(), ffi::now_ms()) {
+    for (kind, parts) in owned_keys(spec.as_ref(), now) {
         let p: Vec<&[u8]> = parts.iter().map(|v| v.as_slice()).collect();
         names.push(b.derived(kind, &p, true)?);
     }
-    Ok(RedisValue::Integer(b.delete(&names, true)))
+    let _mode = CommandsMode::enter();
+    let deleted = b.delete(&names, true);
+    if deleted > 0 {
+        rank_repl::replicate_drop(ctx, board, now);
+    }
+    Ok(RedisValue::Integer(deleted))
 }
 
 // ---------------------------------------------------------------------------

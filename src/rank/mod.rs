@@ -142,7 +142,8 @@ impl Resolution {
             Resolution::Millis => 40,
         }
     }
-    fn name(self) -> &'static str {
+    /// The name `RESOLUTION` takes: `s` or `ms`.
+    pub fn name(self) -> &'static str {
         match self {
             Resolution::Seconds => "s",
             Resolution::Millis => "ms",
