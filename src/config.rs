@@ -225,7 +225,7 @@ pub struct ReplicateConfig {
     shown: AtomicPtr<redis_module::raw::RedisModuleString>,
 }
 
-/// `hotrank.replicate`: how HOT writes replicate, `effects` (default) or
+/// `hotrank.replicate`: how HOT and RANK writes replicate, `effects` (default) or
 /// `commands` (see the README, Replication).
 pub static REPLICATE: ReplicateConfig = ReplicateConfig {
     shown: AtomicPtr::new(std::ptr::null_mut()),

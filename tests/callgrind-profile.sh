@@ -114,6 +114,11 @@ profile rank.incr -- RANK.INCR 'lb:{b}' m:__rand_int__ 1
 profile zincrby -- ZINCRBY 'zlb:{b}' 1 m:__rand_int__
 WORKLOAD_SETUP="RANK.CREATE lbp:{b} PERIODS day week month" \
   profile rank.incr-3-periods -- RANK.INCR 'lbp:{b}' m:__rand_int__ 1
+# hotrank.replicate commands: one replicated RANK.INCR … AT t CLOCK now per
+# write instead of its ZADDs (one per board) and PEXPIREATs.
+profile rank.incr-commands replicate commands -- RANK.INCR 'lb:{b}' m:__rand_int__ 1
+WORKLOAD_SETUP="RANK.CREATE lbp:{b} PERIODS day week month" \
+  profile rank.incr-3-periods-commands replicate commands -- RANK.INCR 'lbp:{b}' m:__rand_int__ 1
 # A fixed score: redis-benchmark's __rand_int__ is zero-padded (000000001234),
 # which RANK.SET refuses as an integer, as INCRBY does. So both rows measure
 # a first write per member, then writes that keep the best score.

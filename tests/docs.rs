@@ -536,6 +536,11 @@ fn parser_keywords_match_the_documented_tokens() {
         .map(|c| (c.to_string(), BTreeSet::new()))
         .collect();
     for (f, kw) in source_keywords() {
+        // `CLOCK c` is taken only from the master or the AOF (the writes
+        // replicated in `commands` mode), never documented.
+        if kw == "CLOCK" {
+            continue;
+        }
         let Some(cmds) = fns.get(f.as_str()) else {
             panic!(
                 "keyword {kw:?} is matched in fn {f}, which PARSER_FNS does not map to commands"

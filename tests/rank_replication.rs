@@ -563,3 +563,45 @@ fn effects_mode_replica_without_the_module_is_identical() {
     assert!(stream.contains("\"ZADD\""), "{stream}");
     assert!(!stream.contains("\"RANK."), "{stream}");
 }
+
+/// `CLOCK` (replication and AOF only) is not in COMMAND DOCS of the RANK
+/// writes, and a client's CLOCK is refused.
+#[test]
+fn clock_is_neither_documented_nor_taken_from_a_client() {
+    let s = Server::start();
+    let mut c = s.conn();
+    for cmd in [
+        "rank.incr",
+        "rank.set",
+        "rank.mincr",
+        "rank.drop",
+        "rank.rem",
+        "rank.create",
+    ] {
+        let docs = q(&mut c, &["COMMAND", "DOCS", cmd]).expect("COMMAND DOCS");
+        let text = format!("{docs:?}").to_ascii_uppercase();
+        assert!(text.contains("SUMMARY"), "{cmd}: {text}");
+        assert!(!text.contains("CLOCK"), "{cmd} documents CLOCK: {text}");
+    }
+    q(&mut c, &words("RANK.INCR k:{a} m 1")).unwrap();
+    let d = redis::cmd("DUMP")
+        .arg("k:{a}")
+        .query::<Vec<u8>>(&mut c)
+        .unwrap();
+    for line in [
+        "RANK.INCR k:{a} m 1 CLOCK 1",
+        "RANK.INCR k:{a} m 1 AT 1700000000 CLOCK 1",
+        "RANK.SET k:{a} m 1 CLOCK 1",
+        "RANK.SET k:{a} m 1 GT CLOCK 1",
+        "RANK.MINCR k:{a} CLOCK 1 1 m",
+        "RANK.DROP k:{a} CLOCK 1",
+    ] {
+        let e = err(&mut c, &words(line));
+        assert!(e.starts_with("ERR"), "{line}: {e}");
+    }
+    let after = redis::cmd("DUMP")
+        .arg("k:{a}")
+        .query::<Vec<u8>>(&mut c)
+        .unwrap();
+    assert_eq!(d, after);
+}

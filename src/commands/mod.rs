@@ -173,7 +173,7 @@ pub fn replicating_commands() -> bool {
     COMMANDS_MODE.with(|c| c.get())
 }
 
-/// For the duration of one HOT write: `hotrank.replicate` as it was when
+/// For the duration of one HOT or RANK write: `hotrank.replicate` as it was when
 /// the write started (effects are not replicated in `commands` mode).
 pub struct CommandsMode;
 
@@ -191,7 +191,7 @@ impl Drop for CommandsMode {
     }
 }
 
-/// Parses the trailing `[AT t] [CLOCK c]` of a HOT write. `CLOCK c` (unix ms,
+/// Parses the trailing `[AT t] [CLOCK c]` of a HOT write or RANK.INCR. `CLOCK c` (unix ms,
 /// the master's clock when it ran the command) is taken only from the master
 /// or the AOF, where it replaces this server's clock. Returns (write time,
 /// clock), as [`write_time_at`].
