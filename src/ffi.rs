@@ -1137,6 +1137,102 @@ pub fn replicate_strings(ctx: &Context, cmd: &std::ffi::CStr, argv: &[&RedisStri
     }
 }
 
+/// Replicates `cmd strs… bufs…`: the first arguments passed as the strings
+/// they are (format `s`: the server takes a reference, no copy), then the
+/// others as buffers (format `b`, copied). Shapes: 3 strings and 1 to 5
+/// buffers (the RANK writes replicated as commands); others go through
+/// [`replicate_strings`].
+pub fn replicate_mixed(
+    ctx: &Context,
+    cmd: &std::ffi::CStr,
+    strs: &[&RedisString; 3],
+    bufs: &[&[u8]],
+) {
+    // SAFETY: the API table is written once at load time and only read afterwards.
+    let rep = unsafe { raw::RedisModule_Replicate }.expect("Replicate exists on every server");
+    let (c, name) = (ctx.ctx, cmd.as_ptr());
+    let (s0, s1, s2) = (strs[0].inner, strs[1].inner, strs[2].inner);
+    let p = |i: usize| bufs[i].as_ptr().cast::<libc::c_char>();
+    let l = |i: usize| bufs[i].len();
+    // SAFETY: each arm's format has three `s` (live strings, whose refcount
+    // Replicate takes) then one `b` (pointer, length) per buffer, each live
+    // for the call (Replicate copies it).
+    unsafe {
+        match bufs.len() {
+            1 => rep(c, name, c"sssb".as_ptr(), s0, s1, s2, p(0), l(0)),
+            2 => rep(
+                c,
+                name,
+                c"sssbb".as_ptr(),
+                s0,
+                s1,
+                s2,
+                p(0),
+                l(0),
+                p(1),
+                l(1),
+            ),
+            3 => rep(
+                c,
+                name,
+                c"sssbbb".as_ptr(),
+                s0,
+                s1,
+                s2,
+                p(0),
+                l(0),
+                p(1),
+                l(1),
+                p(2),
+                l(2),
+            ),
+            4 => rep(
+                c,
+                name,
+                c"sssbbbb".as_ptr(),
+                s0,
+                s1,
+                s2,
+                p(0),
+                l(0),
+                p(1),
+                l(1),
+                p(2),
+                l(2),
+                p(3),
+                l(3),
+            ),
+            5 => rep(
+                c,
+                name,
+                c"sssbbbbb".as_ptr(),
+                s0,
+                s1,
+                s2,
+                p(0),
+                l(0),
+                p(1),
+                l(1),
+                p(2),
+                l(2),
+                p(3),
+                l(3),
+                p(4),
+                l(4),
+            ),
+            _ => {
+                let owned: Vec<RedisString> = bufs
+                    .iter()
+                    .map(|a| RedisString::create_from_slice(std::ptr::null_mut(), a))
+                    .collect();
+                let argv: Vec<&RedisString> = strs.iter().copied().chain(&owned).collect();
+                replicate_strings(ctx, cmd, &argv);
+                return;
+            }
+        };
+    }
+}
+
 /// Replicates `ZADD key score member` with the key and member passed as the
 /// strings they are (no copies) and the score as text.
 pub fn replicate_zadd(ctx: &Context, key: &RedisString, score: &[u8], member: &RedisString) {

@@ -252,11 +252,21 @@ pub struct BoardCtx<'a> {
 impl<'a> BoardCtx<'a> {
     /// Takes the board key from `args` (see [`board`]).
     pub fn from_args(ctx: &'a Context, args: &mut Args<'a>) -> Res<Self> {
+        Self::from_args_replicated(ctx, args, from_master_or_aof(ctx))
+    }
+
+    /// [`BoardCtx::from_args`] for a handler that already asked
+    /// [`from_master_or_aof`] (`replicated`): no ACL user is looked up then.
+    pub fn from_args_replicated(
+        ctx: &'a Context,
+        args: &mut Args<'a>,
+        replicated: bool,
+    ) -> Res<Self> {
         let key = board(args)?;
         Ok(BoardCtx {
             ctx,
             key,
-            acl: if from_master_or_aof(ctx) {
+            acl: if replicated {
                 ffi::AclUser::none()
             } else {
                 ffi::AclUser::current(ctx)

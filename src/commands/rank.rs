@@ -434,11 +434,11 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
         (true, true) => 8,
     };
     let mut args = Args::new(argv, 4, max)?;
-    let b = BoardCtx::from_args(ctx, &mut args)?;
+    let b = BoardCtx::from_args_replicated(ctx, &mut args, replicated)?;
     let member = args.next_rs()?;
     let name = if add { "delta" } else { "score" };
-    let raw_value = args.next_rs()?.as_slice();
-    let value = parse_i64(name, raw_value)?;
+    let raw_value = args.next_rs()?;
+    let value = parse_i64(name, raw_value.as_slice())?;
     let (cond, (t, now)) = if add {
         (None, super::trailing_at_clock(ctx, &mut args)?)
     } else {
@@ -537,7 +537,13 @@ fn write_members(
             continue;
         };
         d.h.zset_add(packed, member)?;
-        zadd_effect(ctx, &d.name, &ScoreText::new(packed), member);
+        if super::replicating_commands() {
+            // The command is replicated instead: no score text to make.
+            ffi::notify(ctx, ffi::Event::ZSet, c"zadd", &d.name);
+            ffi::signal_modified(ctx, &d.name);
+        } else {
+            zadd_effect(ctx, &d.name, &ScoreText::new(packed), member);
+        }
         if let Some(at) = d.expiry {
             period_expiry(ctx, &d.name, &mut d.h, at);
         }

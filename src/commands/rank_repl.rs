@@ -5,15 +5,16 @@
 //!
 //! | write | replicated as |
 //! |---|---|
-//! | RANK.INCR | `RANK.INCR K m delta AT t CLOCK now` |
-//! | RANK.SET | `RANK.SET K m score [GT\|LT\|BEST] AT t CLOCK now` |
+//! | RANK.INCR | `RANK.INCR K m delta [AT t] CLOCK now` |
+//! | RANK.SET | `RANK.SET K m score [GT\|LT\|BEST] [AT t] CLOCK now` |
 //! | RANK.MINCR | `RANK.MINCR K CLOCK now delta m …` |
 //! | RANK.REM | `RANK.REM K m …` (as sent) |
 //! | RANK.DROP | `RANK.DROP K CLOCK now` |
 //! | RANK.CREATE | `RANK.CREATE K <every option>` ([`create_args`]) |
 //!
-//! `t` is the write's time (its `AT`, else the clock) and `now` the master's
-//! clock when it ran the command (unix ms): the period boards a write
+//! `t` is the write's time (its `AT`; left out when it is `now`, a write
+//! without AT) and `now` the master's clock when it ran the command (unix
+//! ms): the period boards a write
 //! updates depend on `t`, which of them are already expired (not written)
 //! and their expiry on `now`, the period boards RANK.DROP deletes on `now`.
 //! A board created on the way by INCR, SET or MINCR replicates a
@@ -120,15 +121,16 @@ pub fn replicate_create(ctx: &Context, key: &RedisString, settings: &Settings) {
 }
 
 /// In `commands` mode: replicates RANK.INCR (`add`) or RANK.SET as `cmd key
-/// member value [cond] AT t CLOCK now` (`value`: the argument as sent,
-/// already parsed by the server's integer rule).
+/// member value [cond] [AT t] CLOCK now` (`value`: the argument as sent,
+/// already parsed by the server's integer rule). `AT t` is left out when
+/// `t` is `now` (a write without AT): `CLOCK now` alone gives that time.
 #[allow(clippy::too_many_arguments)]
 pub fn replicate_score(
     ctx: &Context,
     add: bool,
     key: &RedisString,
     member: &RedisString,
-    value: &[u8],
+    value: &RedisString,
     cond: Option<&'static [u8]>,
     t: i64,
     now: i64,
@@ -136,19 +138,23 @@ pub fn replicate_score(
     if !replicating_commands() {
         return;
     }
-    let (t, now) = (time_text(t), IntText::new(now));
-    let (t, now) = (t.as_bytes(), now.as_bytes());
-    let m = member.as_slice();
-    match cond {
-        None => {
-            let cmd = if add { c"RANK.INCR" } else { c"RANK.SET" };
-            ffi::replicate(ctx, cmd, key, &[m, value, b"AT", t, b"CLOCK", now]);
-        }
-        Some(c) => {
-            let args = [m, value, c, b"AT", t, b"CLOCK", now];
-            ffi::replicate(ctx, c"RANK.SET", key, &args);
-        }
+    // The AT text is made only for a write with AT.
+    let tt = (t != now).then(|| time_text(t));
+    let nt = IntText::new(now);
+    let (at, at_t): (&[u8], &[u8]) = match &tt {
+        Some(tt) => (b"AT", tt.as_bytes()),
+        None => (b"", b""),
+    };
+    let all: [&[u8]; 5] = [cond.unwrap_or(b""), at, at_t, b"CLOCK", nt.as_bytes()];
+    let mut bufs: [&[u8]; 5] = [&[]; 5];
+    let mut n = 0;
+    // Skips the empty slots (no condition, no AT): no argument is empty.
+    for b in all.into_iter().filter(|b| !b.is_empty()) {
+        bufs[n] = b;
+        n += 1;
     }
+    let cmd = if add { c"RANK.INCR" } else { c"RANK.SET" };
+    ffi::replicate_mixed(ctx, cmd, &[key, member, value], &bufs[..n]);
 }
 
 /// In `commands` mode: replicates `RANK.MINCR key CLOCK now delta members…`.
