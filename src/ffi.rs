@@ -1227,7 +1227,7 @@ pub fn replicate_mixed(
                     .collect();
                 let argv: Vec<&RedisString> = strs.iter().copied().chain(&owned).collect();
                 replicate_strings(ctx, cmd, &argv);
-                return;
+                0
             }
         };
     }
