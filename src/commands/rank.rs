@@ -482,16 +482,20 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
             nw += 1;
         }
     }
-    // Write: a new board's layout is stored with its first member.
-    if stored.is_none() {
-        store_layout(&b, &lk, &l)?;
+    // Write: a new board's layout is stored with its first member. The
+    // command is replicated whenever it may have written, even if a write
+    // failed half-way: the replica runs it to the same point.
+    let wrote = match stored {
+        None => store_layout(&b, &lk, &l),
+        Some(_) => Ok(()),
     }
-    write_members(ctx, &mut dests, &writes[..nw], member)?;
+    .and_then(|()| write_members(ctx, &mut dests, &writes[..nw], member));
     if nw > 0 || stored.is_none() {
         let c = cond.map(Cond::word);
         rank_repl::replicate_score(ctx, add, b.key, member, raw_value, c, t, now);
     }
     drop(mode);
+    wrote?;
     let (score, written) = plan[0];
     Ok(match cond {
         None => RedisValue::Integer(score),
@@ -822,16 +826,22 @@ pub(super) fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
         writes.push(w);
     }
     let mode = CommandsMode::enter();
-    if stored.is_none() {
-        store_layout(&b, &lk, &l)?;
+    // Replicated whenever it may have written (see write_score).
+    let wrote = match stored {
+        None => store_layout(&b, &lk, &l),
+        Some(_) => Ok(()),
     }
-    for (d, w) in dests.iter_mut().zip(&writes) {
-        write_mincr(ctx, d, w)?;
-    }
+    .and_then(|()| {
+        for (d, w) in dests.iter_mut().zip(&writes) {
+            write_mincr(ctx, d, w)?;
+        }
+        Ok(())
+    });
     if stored.is_none() || writes.iter().any(|w| !w.is_empty()) {
         rank_repl::replicate_mincr(ctx, b.key, raw_delta, &members, now);
     }
     drop(mode);
+    wrote?;
     Ok(RedisValue::Array(out))
 }
 
