@@ -924,6 +924,38 @@ impl Key {
         (!out.is_null()).then(|| RedisString::from_redis_module_string(self.raw.ctx, out))
     }
 
+    /// Two hash fields in one lookup of the key: (`a`'s value, `b`'s value),
+    /// each `None` when missing (or the key is not a hash).
+    pub fn hash_get2(
+        &self,
+        a: &std::ffi::CStr,
+        b: &std::ffi::CStr,
+    ) -> (Option<RedisString>, Option<RedisString>) {
+        if self.raw.key.is_null() || self.kind() != KeyKind::Hash {
+            return (None, None);
+        }
+        let (mut va, mut vb): (*mut raw::RedisModuleString, *mut raw::RedisModuleString) =
+            (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: as in `hash_get`, with two (field, out) pairs before the
+        // NULL that ends the list; each returned string is new and owned by
+        // the caller (wrapped below, freed on drop).
+        unsafe {
+            raw::RedisModule_HashGet.expect("HashGet")(
+                self.raw.key,
+                raw::REDISMODULE_HASH_CFIELDS as i32,
+                a.as_ptr(),
+                &mut va,
+                b.as_ptr(),
+                &mut vb,
+                std::ptr::null_mut::<libc::c_void>(),
+            );
+        }
+        let wrap = |p: *mut raw::RedisModuleString| {
+            (!p.is_null()).then(|| RedisString::from_redis_module_string(self.raw.ctx, p))
+        };
+        (wrap(va), wrap(vb))
+    }
+
     /// Sets hash fields (copies the values). The caller has checked the
     /// type; replication and the keyspace event are the caller's.
     pub fn hash_set(&mut self, fields: &[(&std::ffi::CStr, &[u8])]) {
@@ -946,6 +978,13 @@ impl Key {
 
     /// The member with the lowest score of a ZSET (`None` if missing or empty).
     pub fn zset_first(&self) -> Option<RedisString> {
+        self.zset_first_from(f64::NEG_INFINITY).map(|(m, _)| m)
+    }
+
+    /// The first member (lowest score, then lowest member) whose score is
+    /// at least `min`, with its score; `None` if there is none (or the key
+    /// is missing or not a ZSET).
+    pub fn zset_first_from(&self, min: f64) -> Option<(RedisString, f64)> {
         if self.raw.key.is_null() || self.kind() != KeyKind::ZSet {
             return None;
         }
@@ -955,7 +994,7 @@ impl Key {
         unsafe {
             let ok = raw::RedisModule_ZsetFirstInScoreRange.expect("zset range API")(
                 key,
-                f64::NEG_INFINITY,
+                min,
                 f64::INFINITY,
                 0,
                 0,
@@ -967,7 +1006,12 @@ impl Key {
                 std::ptr::null_mut()
             };
             raw::RedisModule_ZsetRangeStop.expect("zset range API")(key);
-            (!ele.is_null()).then(|| RedisString::from_redis_module_string(self.raw.ctx, ele))
+            (!ele.is_null()).then(|| {
+                (
+                    RedisString::from_redis_module_string(self.raw.ctx, ele),
+                    score,
+                )
+            })
         }
     }
 
