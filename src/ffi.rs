@@ -956,22 +956,42 @@ impl Key {
         (wrap(va), wrap(vb))
     }
 
-    /// Sets hash fields (copies the values). The caller has checked the
-    /// type; replication and the keyspace event are the caller's.
+    /// Sets hash fields (copies the values): two at a time, in one call of
+    /// the server's HashSet. The caller has checked the type; replication
+    /// and the keyspace event are the caller's.
     pub fn hash_set(&mut self, fields: &[(&std::ffi::CStr, &[u8])]) {
-        for (f, v) in fields {
-            let value = RedisString::create_from_slice(self.raw.ctx, v);
-            // SAFETY: an open, writable key; CFIELDS takes a NUL-terminated
-            // field name, the value is a live string that HashSet copies;
-            // the list ends with NULL.
-            unsafe {
-                raw::RedisModule_HashSet.expect("HashSet")(
-                    self.raw.key,
-                    raw::REDISMODULE_HASH_CFIELDS as i32,
-                    f.as_ptr(),
-                    value.inner,
-                    std::ptr::null_mut::<libc::c_void>(),
-                );
+        // SAFETY: the API table is written once at load time and only read afterwards.
+        let set = unsafe { raw::RedisModule_HashSet }.expect("HashSet");
+        let ctx = self.raw.ctx;
+        for pair in fields.chunks(2) {
+            let (f1, v1) = pair[0];
+            let v1 = RedisString::create_from_slice(ctx, v1);
+            match pair.get(1) {
+                // SAFETY: an open, writable key; CFIELDS takes NUL-terminated
+                // field names, each followed by a live string that HashSet
+                // copies; the list ends with NULL.
+                Some((f2, v2)) => unsafe {
+                    let v2 = RedisString::create_from_slice(ctx, v2);
+                    set(
+                        self.raw.key,
+                        raw::REDISMODULE_HASH_CFIELDS as i32,
+                        f1.as_ptr(),
+                        v1.inner,
+                        f2.as_ptr(),
+                        v2.inner,
+                        std::ptr::null_mut::<libc::c_void>(),
+                    );
+                },
+                // SAFETY: as above, with one field.
+                None => unsafe {
+                    set(
+                        self.raw.key,
+                        raw::REDISMODULE_HASH_CFIELDS as i32,
+                        f1.as_ptr(),
+                        v1.inner,
+                        std::ptr::null_mut::<libc::c_void>(),
+                    );
+                },
             }
         }
     }

@@ -913,7 +913,7 @@ fn adding_articles_sweeps_index_entries_of_expired_articles() {
             &[b"ZREM", &derived_board(board, "pub"), a.as_bytes()],
         );
     }
-    // 300 new articles: each add probes the index twice.
+    // 300 new articles: each add probes the index once.
     views(&mut c, "n", 300, T0 + 1000);
     let tracked = int(&info_map(&mut c, board)["articles_tracked"]);
     let live: std::collections::BTreeSet<Vec<u8>> = (200..300)
