@@ -28,7 +28,7 @@
 //! - `HOTRANK_MODULE`    module to load (default `<crate>/target/release/libhotrank.so`).
 //! - `HOTRANK_BENCHMARK` redis-benchmark binary (default `redis-benchmark` from PATH).
 //! - `BENCH_QUICK=1`     shrink every size 10x for a smoke run (section 5: shorter runs,
-//!   2 rounds instead of 3).
+//!   2 rounds instead of 4).
 //! - `BENCH_ONLY=modes`  run only section 5 (after section 1); `BENCH_ONLY=main` only
 //!   sections 1-4. Unset or empty: everything.
 //!
@@ -166,8 +166,8 @@ impl Cfg {
             rust_secs: if quick { 2.0 } else { 6.0 },
             only,
             modes_warmup: if quick { 10_000 } else { 60_000 },
-            modes_run_s: if quick { 1.0 } else { 4.0 },
-            modes_rounds: if quick { 2 } else { 3 },
+            modes_run_s: if quick { 1.0 } else { 3.0 },
+            modes_rounds: if quick { 2 } else { 4 },
         })
     }
 }

@@ -43,6 +43,7 @@ pub fn modes(cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {
         return Ok(());
     };
     print_intro(&version, cfg);
+    let started = Instant::now();
     let mut runs = BTreeMap::new();
     for mode in MODES {
         match run_mode(&bin, mode, cfg, problems) {
@@ -53,6 +54,11 @@ pub fn modes(cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {
         }
     }
     report::modes_table(&runs);
+    println!();
+    println!(
+        "This section took {:.0} s (servers, warm-ups, timed runs and catch-ups).",
+        started.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 
