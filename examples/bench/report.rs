@@ -1,5 +1,5 @@
-//! Report tables of the throughput section: redis-benchmark results, targets and
-//! verdicts, server CPU per operation.
+//! Report tables of the throughput section (redis-benchmark results, targets and
+//! verdicts, server CPU per operation) and of the replication-modes section.
 
 use crate::modes::{ModeRun, MODE_PIPELINE};
 use crate::rb::{mean_result, RunResult};
@@ -60,6 +60,7 @@ fn row(label: &str, p: &str, v: Option<f64>, bound: Bound) {
     );
 }
 
+/// `a / b` when both are known.
 pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     Some(a? / b?)
 }
@@ -180,8 +181,9 @@ pub fn srv_table(results: &RbResults, rust: &RustResults) {
     }
 }
 
-/// The replication-modes table: per pair of workloads, per mode, both workloads, the
-/// first with its ratio to its baseline, target and verdict; then commands / effects.
+/// The replication-modes table: per group of [`MODE_GROUPS`], per mode, every
+/// workload, those with a comparison in that mode with its ratio to its baseline,
+/// target and verdict; then each workload's `commands` / `effects` ratios.
 pub fn modes_table(runs: &BTreeMap<&'static str, ModeRun>) {
     let mean = |mode: &str, name: &str| {
         runs.get(mode)

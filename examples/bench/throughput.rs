@@ -16,6 +16,15 @@ use crate::rust_client::{mincr_vs_zadd, rust_section};
 use crate::top::TopMeans;
 use crate::util::{connect, progress, restore_configs, set_configs};
 use crate::workloads::{Workload, DEDUP_S, GROUPS, KEEP_BOARD, PLAIN_SHA, VIEW_SHA, WRITE_BOARD};
+use crate::{
+    Cfg, Res, DEDUP_SECONDS, LUA_PLAIN, LUA_PLAIN_NAME, LUA_VIEW, RB_CLIENTS, RB_KEYSPACE,
+};
+
+/// redis-benchmark results by (workload name, pipeline), one per round.
+pub type RbResults = BTreeMap<(&'static str, usize), Vec<RunResult>>;
+
+/// Pipelines every redis-benchmark workload runs at, in report order.
+pub const PIPELINES: [usize; 2] = [16, 1];
 
 /// How a table of workloads is run: rounds, pipelines, and an optional warm-up.
 pub struct Plan {
@@ -37,15 +46,6 @@ pub struct WarmUp {
 /// Runs one workload at one pipeline and returns its result (for example
 /// [`redis_benchmark`] on the measured server).
 pub type Runner<'a> = dyn FnMut(&mut redis::Connection, &Ready, usize) -> Res<RunResult> + 'a;
-use crate::{
-    Cfg, Res, DEDUP_SECONDS, LUA_PLAIN, LUA_PLAIN_NAME, LUA_VIEW, RB_CLIENTS, RB_KEYSPACE,
-};
-
-/// redis-benchmark results by (workload name, pipeline), one per round.
-pub type RbResults = BTreeMap<(&'static str, usize), Vec<RunResult>>;
-
-/// Pipelines every redis-benchmark workload runs at, in report order.
-pub const PIPELINES: [usize; 2] = [16, 1];
 
 /// A workload of the table made ready to run: arguments filled in, `n` sized.
 pub struct Ready {
@@ -128,6 +128,7 @@ pub fn rb_missing(bin: &str, problems: &mut Vec<String>) {
     problems.push(format!("{bin} not found: redis-benchmark section skipped"));
 }
 
+/// SCRIPT LOAD of `script` (`what` names it in the error); returns its SHA1.
 pub fn script_load(con: &mut redis::Connection, script: &str, what: &str) -> Res<String> {
     redis::cmd("SCRIPT")
         .arg("LOAD")
