@@ -931,3 +931,32 @@ fn adding_articles_sweeps_index_entries_of_expired_articles() {
         .collect();
     assert_eq!(exported, live, "every live article is still exported");
 }
+
+/// After HOT.DROP, the epoch key lives as long as the dropped board's own
+/// dedup shards may (two of its dedup windows), not the configs' window: a
+/// board created with DEDUP-SECONDS 3600 on a server whose config says 900.
+#[test]
+fn drop_keeps_the_epoch_as_long_as_the_dropped_boards_own_dedup_window() {
+    let s = Server::start();
+    let mut c = s.conn();
+    let board: &[u8] = b"hot:{guard}";
+    ok(&mut c, &[b"HOT.CREATE", board, b"DEDUP-SECONDS", b"3600"]);
+    assert_eq!(view(&mut c, board, b"a", b"v", T0).status, "counted");
+    assert!(drop_board(&mut c, board) > 0);
+    let ep = derived_board(board, "ep");
+    // The steps run on a 1 ms timer; the expiry is set after the last one.
+    let mut ttl = -1;
+    for _ in 0..200 {
+        ttl = redis::cmd("PTTL").arg(&ep).query(&mut c).expect("PTTL");
+        if ttl > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(
+        ttl > 2 * 3600 * 1000 - 60_000 && ttl <= 2 * 3600 * 1000,
+        "epoch key PTTL {ttl} ms: should cover two 3600 s windows"
+    );
+    // A board made again at once under the name starts fresh.
+    assert_eq!(view(&mut c, board, b"a", b"v", T0 + 1).status, "counted");
+}
