@@ -598,3 +598,99 @@ fn the_commands_are_keyless_with_scans_flags() {
         }
     }
 }
+
+/// `CLUSTER INFO` field `field` of a node.
+fn cluster_info(c: &mut Connection, field: &str) -> Option<String> {
+    let text: String = redis::cmd("CLUSTER").arg("INFO").query(c).ok()?;
+    text.lines().find_map(|l| {
+        l.strip_prefix(&format!("{field}:"))
+            .map(|v| v.trim().to_string())
+    })
+}
+
+/// A cluster-enabled node holding slots `range`, with its bus port.
+fn cluster_node(i: usize, range: (u16, u16)) -> (Server, u16) {
+    for attempt in 0.. {
+        let bus = free_port();
+        let args = [
+            "--cluster-enabled".to_string(),
+            "yes".into(),
+            "--cluster-config-file".into(),
+            format!("nodes-boards-{}-{i}-{attempt}.conf", std::process::id()),
+            "--cluster-node-timeout".into(),
+            "2000".into(),
+            "--cluster-port".into(),
+            bus.to_string(),
+            "--cluster-announce-ip".into(),
+            "127.0.0.1".into(),
+        ];
+        let refs: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        match std::panic::catch_unwind(|| Server::start_with(&refs, true)) {
+            Ok(s) if s.port != bus => {
+                let mut c = s.conn();
+                let (lo, hi) = (range.0.to_string(), range.1.to_string());
+                ok(&mut c, &["CLUSTER", "ADDSLOTSRANGE", &lo, &hi]);
+                return (s, bus);
+            }
+            Ok(_) => continue,
+            Err(e) if attempt >= 4 => std::panic::resume_unwind(e),
+            Err(_) => continue,
+        }
+    }
+    unreachable!()
+}
+
+#[test]
+fn in_a_cluster_each_node_lists_its_own_boards() {
+    // Two masters with half the slots each. Valkey keeps one table per
+    // slot there, and its SCAN cursor carries the slot: resuming the walk
+    // at the client's cursor must cross every slot table.
+    let (a, _) = cluster_node(0, (0, 8191));
+    let (b, b_bus) = cluster_node(1, (8192, 16383));
+    let mut ca = a.conn();
+    let mut cb = b.conn();
+    let port = b.port.to_string();
+    let bus = b_bus.to_string();
+    ok(&mut ca, &["CLUSTER", "MEET", "127.0.0.1", &port, &bus]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while [&mut ca, &mut cb].into_iter().any(|c| {
+        cluster_info(c, "cluster_state").as_deref() != Some("ok")
+            || cluster_info(c, "cluster_known_nodes").as_deref() != Some("2")
+    }) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no cluster_state:ok in 30 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Boards over many slots, each written on the node that owns its slot.
+    let slot = |c: &mut Connection, k: &str| -> i64 {
+        redis::cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(k)
+            .query(c)
+            .unwrap()
+    };
+    let (mut on_a, mut on_b) = (BTreeSet::new(), BTreeSet::new());
+    for i in 0..200 {
+        let (h, r) = (format!("hot:{{b{i}}}"), format!("lb:r{i}"));
+        for (key, cmd) in [(&h, "HOT.CREATE"), (&r, "RANK.CREATE")] {
+            let mine = slot(&mut ca, key) <= 8191;
+            let c = if mine { &mut ca } else { &mut cb };
+            ok(c, &[cmd, key]);
+            if mine { &mut on_a } else { &mut on_b }.insert(key.clone());
+        }
+    }
+    for (c, mine) in [(&mut ca, &on_a), (&mut cb, &on_b)] {
+        for count in [1, 10, 100_000] {
+            let (hot, calls) = walk(c, "HOT.BOARDS", Some(count));
+            let (rank, _) = walk(c, "RANK.BOARDS", Some(count));
+            let got: BTreeSet<String> = hot.into_keys().chain(rank.into_keys()).collect();
+            assert_eq!(&got, mine, "COUNT {count}");
+            if count == 1 {
+                assert!(calls >= 100, "{calls} calls with COUNT 1");
+            }
+        }
+    }
+    assert!(on_a.len() > 100 && on_b.len() > 100);
+}
