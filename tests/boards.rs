@@ -11,6 +11,7 @@
 //! commandstats or SLOWLOG.
 
 mod common;
+use common::rng::Rng;
 use common::*;
 use redis::{Connection, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -693,4 +694,60 @@ fn in_a_cluster_each_node_lists_its_own_boards() {
         }
     }
     assert!(on_a.len() > 100 && on_b.len() > 100);
+}
+
+#[test]
+fn any_cursor_and_any_arguments_are_safe() {
+    let s = Server::start();
+    let mut c = s.conn();
+    fill(&mut c, "fill", 3000);
+    for i in 0..20 {
+        ok(&mut c, &["HOT.CREATE", &format!("hot:{{f{i}}}")]);
+        ok(&mut c, &["RANK.CREATE", &format!("lb:{{f{i}}}")]);
+    }
+    let mut rng = Rng(0x5eed_b0a4d5);
+    let words = [
+        "COUNT",
+        "count",
+        "0",
+        "1",
+        "-1",
+        "x",
+        "MATCH",
+        "",
+        "99999999999",
+    ];
+    for i in 0..3000 {
+        let cmd = if i % 2 == 0 {
+            "HOT.BOARDS"
+        } else {
+            "RANK.BOARDS"
+        };
+        // Any 64-bit cursor, as SCAN takes: a valid reply, names of real boards.
+        let cursor = match rng.below(3) {
+            0 => rng.next().to_string(),
+            1 => u64::MAX.to_string(),
+            _ => rng.below(1 << 16).to_string(),
+        };
+        let count = (rng.below(2000) + 1) as usize;
+        let (_, names) = call(&mut c, cmd, &cursor, Some(count));
+        assert!(names.iter().all(|n| n.contains("{f")), "{names:?}");
+        // Random words after the cursor: a reply or an ERR, never anything else.
+        let mut args = vec![cmd.to_string(), cursor];
+        for _ in 0..rng.below(4) {
+            args.push(rng.pick(&words).to_string());
+        }
+        let refs: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        match q(&mut c, &refs) {
+            Ok(v) => {
+                shape(&v);
+            }
+            Err(e) => assert_eq!(e.code(), Some("ERR"), "{args:?}: {e}"),
+        }
+    }
+    assert_eq!(
+        q(&mut c, &["PING"]).unwrap(),
+        Value::SimpleString("PONG".into())
+    );
+    assert_eq!(boards(&mut c, "HOT.BOARDS").len(), 20);
 }
