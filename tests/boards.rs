@@ -751,3 +751,25 @@ fn any_cursor_and_any_arguments_are_safe() {
     );
     assert_eq!(boards(&mut c, "HOT.BOARDS").len(), 20);
 }
+
+#[test]
+fn a_replica_lists_the_masters_boards() {
+    let m = Server::start();
+    let mut mc = m.conn();
+    fill(&mut mc, "fill", 500);
+    for i in 0..30 {
+        ok(&mut mc, &["HOT.CREATE", &format!("hot:{{m{i}}}")]);
+        ok(&mut mc, &["RANK.CREATE", &format!("lb:m{i}")]);
+    }
+    let port = m.port.to_string();
+    let r = Server::start_with(&["--replicaof", "127.0.0.1", &port], true);
+    wait_link_up(&r);
+    let mut rc = r.conn();
+    ok(&mut mc, &["HOT.CREATE", "hot:{late}"]);
+    ok(&mut mc, &["WAIT", "1", "5000"]);
+    for cmd in ["HOT.BOARDS", "RANK.BOARDS"] {
+        assert_eq!(boards(&mut rc, cmd), boards(&mut mc, cmd), "{cmd}");
+        let (seen, _) = walk(&mut rc, cmd, Some(3));
+        assert_eq!(seen.len(), 31 - usize::from(cmd == "RANK.BOARDS"), "{cmd}");
+    }
+}
