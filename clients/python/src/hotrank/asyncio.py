@@ -76,6 +76,7 @@ class Client:
         """Board names (the prefix taken off) of every node: one cursor walk per master."""
         r: Any = self.redis  # redis-py's cluster methods are untyped
         if isinstance(self.redis, redis.asyncio.cluster.RedisCluster):
+            await r.initialize()  # the node table is empty until the first command
             nodes: List[Any] = list(r.get_primaries())
         else:
             nodes = [None]
