@@ -21,7 +21,9 @@
 #                GAMMAS=1.3,1.5,1.8 BASES=2 OUT=target/tune.svg [LINES=n: first n lines only]
 #                [PUBLISHED=file of "article unix-seconds" lines: real publish times]
 #   make bench   run examples/bench/ if present, then clients/python/bench/sharded.py (a sharded
-#                board on a local 3-master cluster vs one board) (BENCH_QUICK=1: sizes / 10)
+#                board on a local 3-master cluster vs one board) (BENCH_QUICK=1: sizes / 10;
+#                BENCH_ONLY=modes: only the replication-modes section, effects vs commands
+#                with a replica, no sharded.py; BENCH_ONLY=main: all but that section)
 #   make profile instructions per command under callgrind (HOT.VIEW, Lua, ZADD, RANK.INCR,
 #                ZINCRBY): repeatable counts, unlike timings (installs valgrind)
 #   make profile-reads  the same for HOT.TOP, HOT.STATS and the RANK reads on filled boards
@@ -236,7 +238,9 @@ bench: deps build venv
 	  echo "no benchmark yet"; \
 	fi
 	@# Sharded boards (clients/python): 16 shards on a local 3-master cluster vs one board.
-	HOTRANK_MODULE=$(MODULE) '$(VENV_PY)' $(PY_PKG)/bench/sharded.py
+	@if [ -z "$$BENCH_ONLY" ] || [ "$$BENCH_ONLY" = main ]; then \
+	  HOTRANK_MODULE=$(MODULE) '$(VENV_PY)' $(PY_PKG)/bench/sharded.py; \
+	fi
 
 profile: deps deps-valgrind build
 	HOTRANK_MODULE=$(MODULE) tests/callgrind-profile.sh

@@ -509,6 +509,21 @@ pub static COMMANDS: &[Command] = &[
         complexity: "O(P) where P is the number of periods of the board.",
         args: &[key()],
     },
+    // Listing a node's boards (issue 22): keyless, as SCAN.
+    Command {
+        name: "hot.boards",
+        summary: "Iterates over the hot-articles boards of this node's selected database (by their board records), SCAN-shaped: the cursor is 0 when done; keyless, so in a cluster each node lists its own boards.",
+        since: SINCE,
+        complexity: "O(1) for every call. O(N) for a complete iteration, where N is the number of keys in the database.",
+        args: BOARDS_ARGS,
+    },
+    Command {
+        name: "rank.boards",
+        summary: "Iterates over the leaderboards of this node's selected database (by their layout keys), SCAN-shaped: the cursor is 0 when done; keyless, so in a cluster each node lists its own boards.",
+        since: SINCE,
+        complexity: "O(1) for every call. O(N) for a complete iteration, where N is the number of keys in the database.",
+        args: BOARDS_ARGS,
+    },
 ];
 
 /// RANK.COUNT's `TIME t [MEMBER m]`.
@@ -520,6 +535,14 @@ const TIME_MEMBER: &[Arg] = &[
         .token("MEMBER")
         .optional()
         .summary("members with the same score and time whose name sorts before it are ahead"),
+];
+
+/// `cursor [COUNT n]` of HOT.BOARDS and RANK.BOARDS (no key: keyless).
+const BOARDS_ARGS: &[Arg] = &[
+    integer("cursor").summary("0 to start, then the cursor of the previous reply"),
+    integer("count").token("COUNT").optional().summary(
+        "keys of the keyspace to walk per call (a hint, as SCAN's), 1 to 100000, default 10",
+    ),
 ];
 
 /// The documentation of command `name` (lowercase), if it has one.
@@ -554,12 +577,21 @@ mod tests {
                 "{}",
                 c.name
             );
-            assert_eq!(
-                c.args[0].kind,
-                ArgType::Key,
-                "{}: the board key comes first",
-                c.name
-            );
+            let keyless = crate::commands::table::COMMANDS
+                .iter()
+                .any(|t| t.name == c.name && t.key == crate::commands::table::KeyAccess::Keyless);
+            if keyless {
+                walk(c.args, &mut |a| {
+                    assert_ne!(a.kind, ArgType::Key, "{}: keyless", c.name)
+                });
+            } else {
+                assert_eq!(
+                    c.args[0].kind,
+                    ArgType::Key,
+                    "{}: the board key comes first",
+                    c.name
+                );
+            }
             walk(c.args, &mut |a| {
                 let grouped = matches!(a.kind, ArgType::OneOf | ArgType::Block);
                 assert_eq!(grouped, !a.args.is_empty(), "{}: {}", c.name, a.name);

@@ -395,6 +395,178 @@ impl Drop for ZsetWalk {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Keyspace walk with the module scan API (HOT.BOARDS, RANK.BOARDS), resumable
+// at a client's SCAN-like cursor. No `RedisModule_Call("SCAN")`: an internal
+// call would show in INFO commandstats and SLOWLOG.
+// ---------------------------------------------------------------------------
+
+/// The layout of `RedisModuleScanCursor`, which the servers keep private
+/// (`module.c`) and the module API cannot set: `RedisModule_ScanCursorCreate`
+/// starts at 0 and `RedisModule_ScanCursorRestart` goes back to 0, so a walk
+/// cannot be resumed at a cursor a client sends back without writing the
+/// field. The assumption, checked for both servers the project supports:
+///
+/// - Redis 7.0 (`src/module.c`): `typedef struct { unsigned long cursor;
+///   int done; } RedisModuleScanCursor;` — `unsigned long` is 64-bit on
+///   the LP64 targets Redis runs on (the assertion below refuses to build
+///   elsewhere);
+/// - Valkey (`src/module.c`, 8.0 source: `unsigned long long cursor; int
+///   done;`), and the valkey-server 9.1.2 binary disassembled:
+///   `VM_ScanCursorCreate` allocates 16 bytes and zeroes a 64-bit word at
+///   offset 0 and an `int` at offset 8; `VM_Scan` tests the `int` at
+///   offset 8 (`done`), reads the 64-bit cursor at offset 0 and stores the
+///   next one there.
+///
+/// In both, `RM_Scan` does one step of the keyspace table's scan
+/// (`dictScan` on Redis 7.0; the kvstore/hashtable scan on Valkey, whose
+/// cursor also encodes the slot table in cluster mode) from `cursor`, calls
+/// the callback for each key of the step, stores the next cursor, and
+/// returns 0 (setting `done`) once that is 0. The cursor is the same
+/// number the server's own SCAN takes and returns, so any value a client
+/// sends is as safe as it is for SCAN.
+#[repr(C)]
+struct ScanCursorLayout {
+    cursor: u64,
+    done: libc::c_int,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<libc::c_ulong>() == 8,
+    "RedisModuleScanCursor's cursor is an unsigned long: 64-bit targets only"
+);
+
+/// Owns a `RedisModuleScanCursor`; destroyed on drop.
+struct ScanCursor(*mut raw::RedisModuleScanCursor);
+
+impl Drop for ScanCursor {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from ScanCursorCreate and is destroyed once.
+        if let Some(destroy) = unsafe { raw::RedisModule_ScanCursorDestroy } {
+            unsafe { destroy(self.0) };
+        }
+    }
+}
+
+/// What the scan callback works with: the caller's function on each key
+/// name, the keys visited so far, and a panic caught in the function (it
+/// must not unwind through the server's C frames).
+struct ScanState<'a> {
+    on_key: &'a mut dyn FnMut(&[u8]),
+    visited: usize,
+    panic: Option<Box<dyn std::any::Any + Send>>,
+}
+
+extern "C" fn scan_callback(
+    _ctx: *mut raw::RedisModuleCtx,
+    keyname: *mut raw::RedisModuleString,
+    _key: *mut raw::RedisModuleKey,
+    privdata: *mut libc::c_void,
+) {
+    // SAFETY: privdata is the `ScanState` that `scan_from` passed to this
+    // very RM_Scan call; nothing else touches it during the call.
+    let state = unsafe { &mut *privdata.cast::<ScanState>() };
+    state.visited += 1;
+    if state.panic.is_some() || keyname.is_null() {
+        return;
+    }
+    let mut len = 0usize;
+    // SAFETY: keyname is a live string the server owns for the duration of
+    // the callback; the bytes are copied by the caller's function if kept.
+    let bytes = unsafe {
+        let p = raw::RedisModule_StringPtrLen.expect("StringPtrLen")(keyname, &mut len);
+        if p.is_null() {
+            &[][..]
+        } else {
+            std::slice::from_raw_parts(p.cast::<u8>(), len)
+        }
+    };
+    let f = &mut state.on_key;
+    if let Err(e) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(bytes))) {
+        state.panic = Some(e);
+    }
+}
+
+/// Walks the keys of the selected database from the SCAN cursor `cursor`
+/// (0 starts a walk) with the module scan API, calling `on_key` with each
+/// key name (valid only during the call: copy what you keep). Steps until
+/// about `budget` keys were visited, or `10 × budget` table buckets (empty
+/// ones included) were stepped over, as the server's SCAN does for its
+/// `COUNT`, or the walk is done. Returns the cursor to resume from, 0 when
+/// the walk is done.
+///
+/// Guarantees are SCAN's: a key present during the whole walk (over any
+/// number of calls, resuming each at the cursor the previous returned) is
+/// passed at least once; a key may be passed more than once; the order is
+/// the table's. Keys whose expiry has passed but that the server has not
+/// yet deleted may be passed too (SCAN filters those; the caller must open
+/// the key to know). `on_key` must not change the keyspace. A panic in
+/// `on_key` is caught at the callback and resumed here, after the walk
+/// stopped. Error: the server has no module scan API (before Redis 6.0).
+pub fn scan_from(
+    ctx: &Context,
+    cursor: u64,
+    budget: usize,
+    mut on_key: impl FnMut(&[u8]),
+) -> Result<u64, String> {
+    // SAFETY: the API table is written once at load time and only read afterwards.
+    let api = unsafe {
+        (
+            raw::RedisModule_ScanCursorCreate,
+            raw::RedisModule_Scan,
+            raw::RedisModule_ScanCursorDestroy,
+        )
+    };
+    let (Some(create), Some(scan), Some(_)) = api else {
+        return Err("ERR this server has no module scan API".into());
+    };
+    // SAFETY: ScanCursorCreate has no preconditions.
+    let c = ScanCursor(unsafe { create() });
+    if c.0.is_null() {
+        return Err("ERR could not create a scan cursor".into());
+    }
+    let layout = c.0.cast::<ScanCursorLayout>();
+    // SAFETY: a fresh cursor has the layout of `ScanCursorLayout` (see
+    // there), `done` 0; setting the cursor field is what RM_Scan itself
+    // does between steps.
+    unsafe { (*layout).cursor = cursor };
+    let mut state = ScanState {
+        on_key: &mut on_key,
+        visited: 0,
+        panic: None,
+    };
+    let budget = budget.max(1);
+    let max_steps = budget.saturating_mul(10);
+    let mut steps = 0usize;
+    let next = loop {
+        // SAFETY: ctx is the running command's context (its client's
+        // database is walked); the cursor is live; the callback matches
+        // `RedisModuleScanCB` and privdata is `state`, live for the call.
+        let more = unsafe {
+            scan(
+                ctx.ctx,
+                c.0,
+                Some(scan_callback),
+                (&raw mut state).cast::<libc::c_void>(),
+            )
+        };
+        steps += 1;
+        // SAFETY: as above; RM_Scan stored the next cursor in the field.
+        let at = unsafe { (*layout).cursor };
+        if more == 0 || at == 0 {
+            break 0;
+        }
+        if state.visited >= budget || steps >= max_steps || state.panic.is_some() {
+            break at;
+        }
+    };
+    drop(c);
+    if let Some(p) = state.panic {
+        std::panic::resume_unwind(p);
+    }
+    Ok(next)
+}
+
 /// The database the context works on (`RedisModule_GetSelectedDb`).
 pub fn selected_db(ctx: &Context) -> i32 {
     // SAFETY: ctx is a live context.
@@ -432,13 +604,15 @@ pub fn dispatch(
     context.reply(reply) as std::os::raw::c_int
 }
 
-/// Creates one command (`RedisModule_CreateCommand`; first, last and step
-/// key 1: the board key). Error: the server refused it.
+/// Creates one command (`RedisModule_CreateCommand`). `keyed`: first, last
+/// and step key 1 (the board key at `argv[1]`); else 0, 0, 0 (a keyless
+/// command, such as HOT.BOARDS). Error: the server refused it.
 pub fn create_command(
     ctx: &Context,
     name: &str,
     func: CmdFunc,
     flags: &std::ffi::CStr,
+    keyed: bool,
 ) -> Result<(), String> {
     // SAFETY: the API table is written once at load time and only read afterwards.
     let Some(create) = (unsafe { raw::RedisModule_CreateCommand }) else {
@@ -447,7 +621,8 @@ pub fn create_command(
     let cname = std::ffi::CString::new(name).map_err(|_| "bad command name")?;
     // SAFETY: the load-time context; name and flags are NUL-terminated,
     // the server copies both; func is a static function.
-    let rc = unsafe { create(ctx.ctx, cname.as_ptr(), Some(func), flags.as_ptr(), 1, 1, 1) };
+    let k = i32::from(keyed);
+    let rc = unsafe { create(ctx.ctx, cname.as_ptr(), Some(func), flags.as_ptr(), k, k, k) };
     if rc != raw::REDISMODULE_OK as i32 {
         return Err(format!("failed to create command {name}"));
     }
@@ -460,9 +635,11 @@ type SetInfoFn =
 
 /// Sets one command's info (`RedisModule_SetCommandInfo`, Redis 7.0+, in
 /// one call: the server refuses a second one): the key spec of its board
-/// key (`key_flags`, `KeySpecFlags` bits), and `docs` (summary, since,
-/// complexity, arguments) that `COMMAND DOCS` serves and redis-cli builds
-/// its hints from. Also the ACL `categories` where the server can set them.
+/// key (`key_flags`, `KeySpecFlags` bits; `None`: a keyless command, no
+/// key spec), its `tips` (`COMMAND INFO`, e.g. `nondeterministic_output`),
+/// and `docs` (summary, since, complexity, arguments) that `COMMAND DOCS`
+/// serves and redis-cli builds its hints from. Also the ACL `categories`
+/// where the server can set them.
 ///
 /// Before 7.0 (no API) it does nothing. If a server refuses the docs, the
 /// key spec is set alone and a warning logged: docs are a convenience,
@@ -470,7 +647,8 @@ type SetInfoFn =
 pub fn set_command_info(
     ctx: &Context,
     name: &str,
-    key_flags: u32,
+    key_flags: Option<u32>,
+    tips: Option<&std::ffi::CStr>,
     docs: Option<&crate::docs::Command>,
     categories: &std::ffi::CStr,
 ) -> Result<(), String> {
@@ -488,8 +666,8 @@ pub fn set_command_info(
     if cmd.is_null() {
         return Err(format!("no command {name}"));
     }
-    if !set_info(set, cmd, key_flags, docs) {
-        if docs.is_none() || !set_info(set, cmd, key_flags, None) {
+    if !set_info(set, cmd, key_flags, tips, docs) {
+        if docs.is_none() || !set_info(set, cmd, key_flags, tips, None) {
             return Err(format!("SetCommandInfo {name} failed"));
         }
         ctx.log_warning(&format!(
@@ -507,13 +685,14 @@ pub fn set_command_info(
 }
 
 /// One `SetCommandInfo` call: the board key's spec (first key at index 1,
-/// one key), with `docs` if given. Returns whether the server took it. It
-/// validates the whole info before changing anything, so a refused call
-/// leaves the command as it was.
+/// one key; none for a keyless command), with `tips` and `docs` if given.
+/// Returns whether the server took it. It validates the whole info before
+/// changing anything, so a refused call leaves the command as it was.
 fn set_info(
     set: SetInfoFn,
     cmd: *mut raw::RedisModuleCommand,
-    key_flags: u32,
+    key_flags: Option<u32>,
+    tips: Option<&std::ffi::CStr>,
     docs: Option<&crate::docs::Command>,
 ) -> bool {
     use redis_module::commands::{BeginSearch, FindKeys, KeySpec, KeySpecFlags};
@@ -523,14 +702,25 @@ fn set_info(
         sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
         sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
     };
-    let spec = KeySpec::new(
-        None,
-        KeySpecFlags::from_bits_truncate(key_flags),
-        BeginSearch::new_index(1),
-        FindKeys::new_range(0, 1, 0),
-    );
-    // Zero-terminated; no strings inside (no notes, an index search).
-    let mut key_specs = redis_module::commands::get_redis_key_spec(vec![spec]);
+    let specs: Vec<KeySpec> = key_flags
+        .map(|flags| {
+            KeySpec::new(
+                None,
+                KeySpecFlags::from_bits_truncate(flags),
+                BeginSearch::new_index(1),
+                FindKeys::new_range(0, 1, 0),
+            )
+        })
+        .into_iter()
+        .collect();
+    // Zero-terminated; no strings inside (no notes, an index search). A
+    // keyless command passes no array at all.
+    let mut key_specs = redis_module::commands::get_redis_key_spec(specs);
+    let key_specs_ptr = if key_flags.is_some() {
+        key_specs.as_mut_ptr()
+    } else {
+        std::ptr::null_mut()
+    };
     let mut tree = RawDocs::default();
     let null = std::ptr::null();
     let mut info = raw::RedisModuleCommandInfo {
@@ -539,9 +729,9 @@ fn set_info(
         complexity: null,
         since: null,
         history: std::ptr::null_mut(),
-        tips: null,
+        tips: tips.map_or(null, |t| t.as_ptr()),
         arity: 0, // keep the arity of the registration
-        key_specs: key_specs.as_mut_ptr(),
+        key_specs: key_specs_ptr,
         args: std::ptr::null_mut(),
     };
     if let Some(d) = docs {
@@ -713,6 +903,24 @@ impl Key {
         } else {
             raw::REDISMODULE_READ
         };
+        let raw = RawKey::open_mode(ctx, name, mode as i32).unwrap_or(RawKey {
+            ctx: ctx.ctx,
+            key: std::ptr::null_mut(),
+        });
+        Key { raw }
+    }
+
+    /// Opens `name` for reading without touching its LRU/LFU and, where
+    /// the server can (Redis 7.2+, Valkey), without counting a keyspace hit
+    /// or miss: for looking at keys the client did not name (HOT.BOARDS,
+    /// RANK.BOARDS). Like every read, a key whose expiry has passed reads as
+    /// missing (and the master deletes it, as SCAN does).
+    pub fn open_peek(ctx: &Context, name: &RedisString) -> Key {
+        // A server that predates a flag ignores it (Redis 7.0's OpenKey
+        // only tests NOTOUCH).
+        let mode = raw::REDISMODULE_READ
+            | raw::REDISMODULE_OPEN_KEY_NOTOUCH
+            | raw::REDISMODULE_OPEN_KEY_NOSTATS;
         let raw = RawKey::open_mode(ctx, name, mode as i32).unwrap_or(RawKey {
             ctx: ctx.ctx,
             key: std::ptr::null_mut(),
@@ -924,28 +1132,87 @@ impl Key {
         (!out.is_null()).then(|| RedisString::from_redis_module_string(self.raw.ctx, out))
     }
 
-    /// Sets hash fields (copies the values). The caller has checked the
-    /// type; replication and the keyspace event are the caller's.
+    /// Two hash fields in one lookup of the key: (`a`'s value, `b`'s value),
+    /// each `None` when missing (or the key is not a hash).
+    pub fn hash_get2(
+        &self,
+        a: &std::ffi::CStr,
+        b: &std::ffi::CStr,
+    ) -> (Option<RedisString>, Option<RedisString>) {
+        if self.raw.key.is_null() || self.kind() != KeyKind::Hash {
+            return (None, None);
+        }
+        let (mut va, mut vb): (*mut raw::RedisModuleString, *mut raw::RedisModuleString) =
+            (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: as in `hash_get`, with two (field, out) pairs before the
+        // NULL that ends the list; each returned string is new and owned by
+        // the caller (wrapped below, freed on drop).
+        unsafe {
+            raw::RedisModule_HashGet.expect("HashGet")(
+                self.raw.key,
+                raw::REDISMODULE_HASH_CFIELDS as i32,
+                a.as_ptr(),
+                &mut va,
+                b.as_ptr(),
+                &mut vb,
+                std::ptr::null_mut::<libc::c_void>(),
+            );
+        }
+        let wrap = |p: *mut raw::RedisModuleString| {
+            (!p.is_null()).then(|| RedisString::from_redis_module_string(self.raw.ctx, p))
+        };
+        (wrap(va), wrap(vb))
+    }
+
+    /// Sets hash fields (copies the values): two at a time, in one call of
+    /// the server's HashSet. The caller has checked the type; replication
+    /// and the keyspace event are the caller's.
     pub fn hash_set(&mut self, fields: &[(&std::ffi::CStr, &[u8])]) {
-        for (f, v) in fields {
-            let value = RedisString::create_from_slice(self.raw.ctx, v);
-            // SAFETY: an open, writable key; CFIELDS takes a NUL-terminated
-            // field name, the value is a live string that HashSet copies;
-            // the list ends with NULL.
-            unsafe {
-                raw::RedisModule_HashSet.expect("HashSet")(
-                    self.raw.key,
-                    raw::REDISMODULE_HASH_CFIELDS as i32,
-                    f.as_ptr(),
-                    value.inner,
-                    std::ptr::null_mut::<libc::c_void>(),
-                );
+        // SAFETY: the API table is written once at load time and only read afterwards.
+        let set = unsafe { raw::RedisModule_HashSet }.expect("HashSet");
+        let ctx = self.raw.ctx;
+        for pair in fields.chunks(2) {
+            let (f1, v1) = pair[0];
+            let v1 = RedisString::create_from_slice(ctx, v1);
+            match pair.get(1) {
+                // SAFETY: an open, writable key; CFIELDS takes NUL-terminated
+                // field names, each followed by a live string that HashSet
+                // copies; the list ends with NULL.
+                Some((f2, v2)) => unsafe {
+                    let v2 = RedisString::create_from_slice(ctx, v2);
+                    set(
+                        self.raw.key,
+                        raw::REDISMODULE_HASH_CFIELDS as i32,
+                        f1.as_ptr(),
+                        v1.inner,
+                        f2.as_ptr(),
+                        v2.inner,
+                        std::ptr::null_mut::<libc::c_void>(),
+                    );
+                },
+                // SAFETY: as above, with one field.
+                None => unsafe {
+                    set(
+                        self.raw.key,
+                        raw::REDISMODULE_HASH_CFIELDS as i32,
+                        f1.as_ptr(),
+                        v1.inner,
+                        std::ptr::null_mut::<libc::c_void>(),
+                    );
+                },
             }
         }
     }
 
     /// The member with the lowest score of a ZSET (`None` if missing or empty).
     pub fn zset_first(&self) -> Option<RedisString> {
+        self.zset_first_from(f64::NEG_INFINITY).map(|(m, _)| m)
+    }
+
+    /// The first member (lowest score, then lowest member) whose score is
+    /// at least `min`, with its score; `None` if there is none (or the key
+    /// is missing or not a ZSET).
+    pub fn zset_first_from(&self, min: f64) -> Option<(RedisString, f64)> {
         if self.raw.key.is_null() || self.kind() != KeyKind::ZSet {
             return None;
         }
@@ -955,7 +1222,7 @@ impl Key {
         unsafe {
             let ok = raw::RedisModule_ZsetFirstInScoreRange.expect("zset range API")(
                 key,
-                f64::NEG_INFINITY,
+                min,
                 f64::INFINITY,
                 0,
                 0,
@@ -967,7 +1234,12 @@ impl Key {
                 std::ptr::null_mut()
             };
             raw::RedisModule_ZsetRangeStop.expect("zset range API")(key);
-            (!ele.is_null()).then(|| RedisString::from_redis_module_string(self.raw.ctx, ele))
+            (!ele.is_null()).then(|| {
+                (
+                    RedisString::from_redis_module_string(self.raw.ctx, ele),
+                    score,
+                )
+            })
         }
     }
 

@@ -189,6 +189,48 @@ pub fn derived_epoch_into(
     }
 }
 
+/// The board whose record `name` is: `Some(K)` when `name` is exactly the
+/// name of the record of kind `kind` (no parts) of a board `K`, at any
+/// epoch for a kind that carries one ([`Kind::has_epoch`]). HOT.BOARDS
+/// recognises HOT boards by their [`Kind::HotBoard`] record, RANK.BOARDS
+/// RANK boards by their [`Kind::Layout`].
+///
+/// `K` is the bytes before the first zero byte; it must pass
+/// [`check_board`], and the name rebuilt from it (and, for an epoch kind,
+/// the epoch read after `~` in the name: an integer ≥ 1 in the server's
+/// canonical form) must equal `name` byte for byte. So a key that merely
+/// contains `\0board`, a derived key of another kind, and a record name
+/// with a malformed or zero epoch (`~0:`, `~01:`) are all refused. Cheap on
+/// the common miss: a name without a zero byte, or not ending with the
+/// kind's tag, is refused without allocating.
+pub fn board_of_record(name: &[u8], kind: Kind) -> Option<&[u8]> {
+    let end = name.iter().position(|&b| b == 0)?;
+    if !name.ends_with(kind.tag()) {
+        return None;
+    }
+    let board = &name[..end];
+    check_board(board).ok()?;
+    let epoch = if kind.has_epoch() {
+        // Where `~<e>:` would start: after `K\0` and, without a hash tag, `{K}`.
+        let at = board.len() + 1 + hash_tag(board).map_or(board.len() + 2, |_| 0);
+        match name.get(at..) {
+            Some([b'~', rest @ ..]) => {
+                let digits = &rest[..rest.iter().position(|&b| b == b':')?];
+                match crate::parse::parse_i64("epoch", digits) {
+                    Ok(e) if e >= 1 => e,
+                    _ => return None,
+                }
+            }
+            _ => 0,
+        }
+    } else {
+        0
+    };
+    let mut rebuilt = Vec::with_capacity(name.len());
+    derived_epoch_into(&mut rebuilt, board, epoch, kind, &[]);
+    (rebuilt == name).then_some(board)
+}
+
 /// CRC16/XMODEM as used by Redis Cluster, for tests of slot placement.
 pub fn crc16(data: &[u8]) -> u16 {
     let mut crc: u16 = 0;
@@ -279,6 +321,46 @@ mod tests {
         assert!(check_board(b"hot:news").is_ok());
     }
 
+    #[test]
+    fn records_name_their_board() {
+        fn hot(n: &[u8]) -> Option<&[u8]> {
+            board_of_record(n, Kind::HotBoard)
+        }
+        fn rank(n: &[u8]) -> Option<&[u8]> {
+            board_of_record(n, Kind::Layout)
+        }
+        assert_eq!(hot(b"hot:{n}\0board"), Some(&b"hot:{n}"[..]));
+        assert_eq!(hot(b"hot:n\0{hot:n}board"), Some(&b"hot:n"[..]));
+        assert_eq!(hot(b"hot:{n}\0~2:board"), Some(&b"hot:{n}"[..]));
+        assert_eq!(hot(b"hot:n\0{hot:n}~12:board"), Some(&b"hot:n"[..]));
+        assert_eq!(rank(b"lb\0{lb}layout"), Some(&b"lb"[..]));
+        assert_eq!(rank(b"lb:{x}\0layout"), Some(&b"lb:{x}"[..]));
+        for bad in [
+            &b"hot:{n}"[..],
+            b"hot:{n}board",
+            b"hot:{n}\0pv:board",
+            b"hot:n\0board",        // no tag: `{K}` is missing
+            b"hot:n\0{other}board", // another tag
+            b"hot:{n}\0~0:board",   // epoch 0 is never written
+            b"hot:{n}\0~01:board",  // not canonical
+            b"hot:{n}\0~-1:board",
+            b"hot:{n}\0~x:board",
+            b"hot:{n}\0~2board",
+            b"hot:{n}\0~2:~2:board",
+            b"hot:{n}\0board\0board",
+            b"\0board",         // empty board key
+            b"a{b\0{a{b}board", // not a valid board key
+            b"hot:{n}\0xboard",
+            b"hot:{n}\0ep",
+        ] {
+            assert_eq!(hot(bad), None, "{}", bad.escape_ascii());
+        }
+        // RANK layouts carry no epoch.
+        assert_eq!(rank(b"lb:{x}\0~2:layout"), None);
+        assert_eq!(rank(b"lb:{x}\0board"), None);
+        assert_eq!(hot(b"lb:{x}\0layout"), None);
+    }
+
     fn any_kind() -> impl Strategy<Value = Kind> {
         prop_oneof![
             Just(Kind::Pv),
@@ -340,6 +422,47 @@ mod tests {
             let ea = if a.1.has_epoch() { ea } else { 0 };
             let eb = if b.1.has_epoch() { eb } else { 0 };
             prop_assert_eq!(na == nb, a == b && ea == eb);
+        }
+
+        #[test]
+        fn every_record_name_is_recognised(
+            board in id().prop_filter("board", |b| check_board(b).is_ok()),
+            epoch in 0i64..1_000_000,
+        ) {
+            let mut name = Vec::new();
+            derived_epoch_into(&mut name, &board, epoch, Kind::HotBoard, &[]);
+            prop_assert_eq!(board_of_record(&name, Kind::HotBoard), Some(board.as_slice()));
+            prop_assert_eq!(board_of_record(&name, Kind::Layout), None);
+            let layout = derived(&board, Kind::Layout, &[]);
+            prop_assert_eq!(board_of_record(&layout, Kind::Layout), Some(board.as_slice()));
+            prop_assert_eq!(board_of_record(&layout, Kind::HotBoard), None);
+        }
+
+        #[test]
+        fn only_record_names_are_recognised((board, kind, parts) in entry(), epoch in 0i64..4) {
+            let p: Vec<&[u8]> = parts.iter().map(|v| v.as_slice()).collect();
+            let mut name = Vec::new();
+            derived_epoch_into(&mut name, &board, epoch, kind, &p);
+            for want in [Kind::HotBoard, Kind::Layout] {
+                let hit = board_of_record(&name, want);
+                prop_assert_eq!(hit.is_some(), kind == want, "{}", name.escape_ascii());
+            }
+        }
+
+        #[test]
+        fn arbitrary_bytes_are_recognised_only_when_rebuilt_exactly(name in prop::collection::vec(
+            prop_oneof![Just(0u8), Just(b'~'), Just(b':'), Just(b'{'), Just(b'}'), Just(b'1'), any::<u8>()],
+            0..24,
+        ), suffix in prop_oneof![Just(&b"board"[..]), Just(&b"layout"[..])]) {
+            let mut name = name;
+            name.extend_from_slice(suffix);
+            for kind in [Kind::HotBoard, Kind::Layout] {
+                if let Some(board) = board_of_record(&name, kind) {
+                    prop_assert!(check_board(board).is_ok());
+                    prop_assert!(name.starts_with(board));
+                    prop_assert_eq!(slot(&name), slot(board));
+                }
+            }
         }
 
         #[test]

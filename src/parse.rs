@@ -163,12 +163,33 @@ pub fn parse_finite_f64(name: &str, raw: &[u8]) -> Result<f64, ArgError> {
 /// Formats milliseconds since the epoch as unix seconds with the fewest
 /// decimals that keep it exact (`1700000000`, `1700000000.5`).
 pub fn format_time_ms(ms: i64) -> String {
+    String::from_utf8_lossy(time_text(ms).as_bytes()).into_owned()
+}
+
+/// [`format_time_ms`] on the stack (no allocation): the `AT` text of a
+/// replicated write. At most 25 bytes (20 digits and a sign, a point, 3
+/// decimals).
+pub fn time_text(ms: i64) -> StackText<32> {
     let (s, m) = (ms.div_euclid(1000), ms.rem_euclid(1000));
-    if m == 0 {
-        return s.to_string();
+    let mut t = StackText::<32>::default();
+    t.push(IntText::new(s).as_bytes());
+    if m != 0 {
+        let digits = [
+            b'0' + (m / 100) as u8,
+            b'0' + (m / 10 % 10) as u8,
+            b'0' + (m % 10) as u8,
+        ];
+        let keep = if m % 100 == 0 {
+            1
+        } else if m % 10 == 0 {
+            2
+        } else {
+            3
+        };
+        t.push(b".");
+        t.push(&digits[..keep]);
     }
-    let frac = format!("{m:03}");
-    format!("{s}.{}", frac.trim_end_matches('0'))
+    t
 }
 
 /// Formats a score so that it parses back to the same f64 (shortest round-trip form).
@@ -363,6 +384,20 @@ mod tests {
         );
         assert_eq!(IntsText::new(&[7]).as_bytes(), b"7");
         assert_eq!(IntsText::new(&[]).as_bytes(), b"");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn time_text_round_trips(ms in 0..=MAX_TIME_MS) {
+            let text = time_text(ms);
+            proptest::prop_assert_eq!(parse_time_ms("AT", text.as_bytes()).unwrap(), ms);
+            let old = if ms % 1000 == 0 {
+                (ms / 1000).to_string()
+            } else {
+                format!("{}.{}", ms / 1000, format!("{:03}", ms % 1000).trim_end_matches('0'))
+            };
+            proptest::prop_assert_eq!(text.as_bytes(), old.as_bytes());
+        }
     }
 
     proptest::proptest! {
@@ -564,6 +599,9 @@ mod tests {
         assert_eq!(format_time_ms(807_235_200_000), "807235200");
         assert_eq!(format_time_ms(807_235_200_500), "807235200.5");
         assert_eq!(format_time_ms(807_235_200_012), "807235200.012");
+        assert_eq!(format_time_ms(807_235_200_120), "807235200.12");
+        assert_eq!(format_time_ms(0), "0");
+        assert_eq!(format_time_ms(1), "0.001");
         for v in [
             0.1,
             1.0 / 3.0,

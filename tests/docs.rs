@@ -3,7 +3,8 @@
 //!
 //! - every command has docs: summary, since, complexity, group `module`,
 //!   module `hotrank`, and an argument tree whose first argument is the
-//!   board key (key spec 0);
+//!   board key (key spec 0), or no key at all for a keyless command
+//!   (HOT.BOARDS, RANK.BOARDS);
 //! - docs → parser: invocations generated from the served argument tree
 //!   (the required arguments alone, each optional argument and each `oneof`
 //!   branch in turn, everything at once with repeatable arguments twice)
@@ -20,7 +21,7 @@ use redis::{Connection, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every command of the module (the `redis_module!` list in `src/lib.rs`).
-const COMMANDS: [&str; 24] = [
+const COMMANDS: [&str; 26] = [
     "hot.publish",
     "hot.view",
     "hot.top",
@@ -46,14 +47,21 @@ const COMMANDS: [&str; 24] = [
     "hot.info",
     "hot.drop",
     "rank.info",
+    // Listing a node's boards (issue 22): keyless.
+    "hot.boards",
+    "rank.boards",
 ];
+
+/// The keyless commands: no board key, no key spec (as SCAN).
+const KEYLESS: [&str; 2] = ["hot.boards", "rank.boards"];
 
 /// Which commands each parser function (the one enclosing a keyword match
 /// in the source) serves. A keyword match in a function not listed here
 /// fails the test: map it first.
-const PARSER_FNS: [(&str, &[&str]); 16] = [
+const PARSER_FNS: [(&str, &[&str]); 17] = [
     ("top_impl", &["hot.top"]),
     ("export_impl", &["hot.export"]),
+    ("list_boards", &["hot.boards", "rank.boards"]),
     ("create_layout", &["rank.create"]),
     ("parse_resolution", &["rank.create"]),
     ("parse_order", &["rank.create"]),
@@ -466,13 +474,21 @@ fn every_command_is_documented() {
         );
         assert!(!d.args.is_empty(), "{name}: no arguments");
         let first = &d.args[0];
-        assert_eq!(
-            (first.kind.as_str(), first.key_spec_index),
-            ("key", Some(0)),
-            "{name}: the board key"
-        );
         let mut all = Vec::new();
         walk(&d.args, &mut all);
+        if KEYLESS.contains(&name.as_str()) {
+            assert!(
+                all.iter()
+                    .all(|a| a.kind != "key" && a.key_spec_index.is_none()),
+                "{name}: keyless"
+            );
+        } else {
+            assert_eq!(
+                (first.kind.as_str(), first.key_spec_index),
+                ("key", Some(0)),
+                "{name}: the board key"
+            );
+        }
         for a in all {
             assert!(!a.name.is_empty(), "{name}: an argument without a name");
             let grouped = a.kind == "oneof" || a.kind == "block";

@@ -875,3 +875,88 @@ fn drop_without_access_and_bad_input_write_nothing() {
     ok(&mut c, &[b"DEL", b"plainz"]);
     assert_eq!(snapshot(&mut c), before);
 }
+
+// ------------------------------------------------------------- index sweep
+
+/// The article index loses the entries of articles whose keys retention
+/// expired (simulated with DEL), as new articles are added, and never an
+/// entry of a live article.
+#[test]
+fn adding_articles_sweeps_index_entries_of_expired_articles() {
+    let s = Server::start();
+    let mut c = s.conn();
+    let board: &[u8] = b"hot:{sweep}";
+    let views = |c: &mut Connection, prefix: &str, n: i64, t: i64| {
+        let mut pipe = redis::pipe();
+        for i in 0..n {
+            pipe.cmd("HOT.VIEW")
+                .arg(board)
+                .arg(format!("{prefix}{i}"))
+                .arg(format!("v-{prefix}{i}"))
+                .arg("AT")
+                .arg(ts(t + i));
+        }
+        let _: Vec<Value> = pipe.query(c).expect("views");
+    };
+    views(&mut c, "a", 300, T0);
+    assert_eq!(int(&info_map(&mut c, board)["articles_tracked"]), 300);
+    // Retention expires the first 200 articles (their keys only: the
+    // index entries stay until the sweep finds them).
+    for i in 0..200 {
+        let a = format!("a{i}");
+        for k in ["pv", "uv", "meta"] {
+            ok(&mut c, &[b"DEL", &derived(board, k, a.as_bytes())]);
+        }
+        ok(&mut c, &[b"ZREM", board, a.as_bytes()]);
+        ok(
+            &mut c,
+            &[b"ZREM", &derived_board(board, "pub"), a.as_bytes()],
+        );
+    }
+    // 300 new articles: each add probes the index once.
+    views(&mut c, "n", 300, T0 + 1000);
+    let tracked = int(&info_map(&mut c, board)["articles_tracked"]);
+    let live: std::collections::BTreeSet<Vec<u8>> = (200..300)
+        .map(|i| format!("a{i}").into_bytes())
+        .chain((0..300).map(|i| format!("n{i}").into_bytes()))
+        .collect();
+    println!("articles tracked after the sweep: {tracked} (400 live, 200 expired)");
+    assert!(
+        tracked <= 400 + 50,
+        "at most 50 of the 200 stale entries left: {tracked}"
+    );
+    let exported: std::collections::BTreeSet<Vec<u8>> = export_all(&mut c, board, 1000)
+        .into_iter()
+        .map(|r| r.0)
+        .collect();
+    assert_eq!(exported, live, "every live article is still exported");
+}
+
+/// After HOT.DROP, the epoch key lives as long as the dropped board's own
+/// dedup shards may (two of its dedup windows), not the configs' window: a
+/// board created with DEDUP-SECONDS 3600 on a server whose config says 900.
+#[test]
+fn drop_keeps_the_epoch_as_long_as_the_dropped_boards_own_dedup_window() {
+    let s = Server::start();
+    let mut c = s.conn();
+    let board: &[u8] = b"hot:{guard}";
+    ok(&mut c, &[b"HOT.CREATE", board, b"DEDUP-SECONDS", b"3600"]);
+    assert_eq!(view(&mut c, board, b"a", b"v", T0).status, "counted");
+    assert!(drop_board(&mut c, board) > 0);
+    let ep = derived_board(board, "ep");
+    // The steps run on a 1 ms timer; the expiry is set after the last one.
+    let mut ttl = -1;
+    for _ in 0..200 {
+        ttl = redis::cmd("PTTL").arg(&ep).query(&mut c).expect("PTTL");
+        if ttl > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(
+        ttl > 2 * 3600 * 1000 - 60_000 && ttl <= 2 * 3600 * 1000,
+        "epoch key PTTL {ttl} ms: should cover two 3600 s windows"
+    );
+    // A board made again at once under the name starts fresh.
+    assert_eq!(view(&mut c, board, b"a", b"v", T0 + 1).status, "counted");
+}

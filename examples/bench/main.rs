@@ -1,8 +1,9 @@
 //! Benchmark of the hotrank module against the plain-Redis ways of doing the same work.
 //!
 //! ```text
-//! make bench                                   # full run (about 5-10 minutes on 2 cores)
+//! make bench                                   # full run (about 10-15 minutes on 2 cores)
 //! BENCH_QUICK=1 cargo run --release --example bench   # smoke run, sizes shrunk 10x
+//! BENCH_ONLY=modes cargo run --release --example bench  # only section 5 (about 4 minutes)
 //! ```
 //!
 //! It starts its own server on a free loopback port (no persistence, module loaded),
@@ -14,13 +15,22 @@
 //! 4. throughput with `redis-benchmark` (HOT.VIEW vs an equivalent Lua script, bare
 //!    ZADD/INCR/PFADD, RANK.INCR (plain and with day/week/month period boards) vs ZINCRBY, RANK.SET BEST vs ZADD GT, HOT.TOP vs
 //!    ZREVRANGE) and, from a Rust
-//!    client, RANK.INCR vs a client-side lock recipe; then the issue's targets.
+//!    client, RANK.INCR vs a client-side lock recipe; then the issue's targets;
+//! 5. replication modes: for `hotrank.replicate effects` and `commands`, each on a fresh
+//!    master with one replica attached, at `-P 16 -c 50`: HOT.VIEW in the steady state
+//!    (5,000 articles, not trimmed) vs the Lua recipe with dedup, HOT.VIEW on a long tail
+//!    (100,000 articles, defaults) vs the seed's plain script, RANK.INCR vs ZINCRBY;
+//!    warmed up, pairs back to back in alternating rounds, the replica's lag after each
+//!    run; one table with targets and verdicts.
 //!
 //! Environment:
 //! - `HOTRANK_SERVER`    server binary (default `redis-server`; a valkey-server works too).
 //! - `HOTRANK_MODULE`    module to load (default `<crate>/target/release/libhotrank.so`).
 //! - `HOTRANK_BENCHMARK` redis-benchmark binary (default `redis-benchmark` from PATH).
-//! - `BENCH_QUICK=1`     shrink every size 10x for a smoke run.
+//! - `BENCH_QUICK=1`     shrink every size 10x for a smoke run (section 5: shorter runs,
+//!   2 rounds instead of 4).
+//! - `BENCH_ONLY=modes`  run only section 5 (after section 1); `BENCH_ONLY=main` only
+//!   sections 1-4. Unset or empty: everything.
 //!
 //! Exit codes: 0 ok (the report lists any problem met on the way), 1 fatal error.
 //!
@@ -28,7 +38,8 @@
 //! `fill.rs` (filling boards, pipelined sender), `top.rs` (HOT.TOP latency),
 //! `exact.rs` (exactness), `memory.rs`, `workloads.rs` (the table of redis-benchmark
 //! workloads and their targets), `throughput.rs`, `rb.rs` (one redis-benchmark run),
-//! `rust_client.rs`, `report.rs` (targets and verdicts), `util.rs`; the server, reply
+//! `rust_client.rs`, `modes.rs` (section 5), `report.rs` (targets and verdicts),
+//! `util.rs`; the server, reply
 //! decoding and the exit code come from `examples/shared/` (`server.rs`, `replies.rs`,
 //! `cli.rs`), the random generator from `tests/common/rng.rs`.
 
@@ -38,6 +49,7 @@ mod data;
 mod exact;
 mod fill;
 mod memory;
+mod modes;
 mod rb;
 #[path = "../shared/replies.rs"]
 mod replies;
@@ -108,13 +120,38 @@ struct Cfg {
     rb_n: u64,
     rounds: usize,
     rust_secs: f64,
+    /// Which sections run (`BENCH_ONLY`).
+    only: Only,
+    /// Section 5: commands of each workload's untimed warm-up run, seconds per timed
+    /// run, rounds.
+    modes_warmup: u64,
+    modes_run_s: f64,
+    modes_rounds: usize,
+}
+
+/// `BENCH_ONLY`: which sections run (section 1 always does).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Only {
+    All,
+    /// Sections 1-4.
+    Main,
+    /// Sections 1 and 5.
+    Modes,
 }
 
 impl Cfg {
-    fn from_env() -> Cfg {
+    /// Sizes from `BENCH_QUICK`, sections from `BENCH_ONLY`. Error: an unknown
+    /// `BENCH_ONLY`.
+    fn from_env() -> Res<Cfg> {
+        let only = match env::var("BENCH_ONLY").unwrap_or_default().as_str() {
+            "" => Only::All,
+            "modes" => Only::Modes,
+            "main" => Only::Main,
+            other => return Err(format!("BENCH_ONLY={other:?}: use modes, main or nothing")),
+        };
         let quick = env::var("BENCH_QUICK").is_ok_and(|v| !v.is_empty() && v != "0");
         let d = if quick { 10 } else { 1 };
-        Cfg {
+        Ok(Cfg {
             quick,
             articles: 1_000_000 / d,
             views: 3_000_000 / d,
@@ -127,13 +164,20 @@ impl Cfg {
             rb_n: 200_000 / d as u64,
             rounds: if quick { 1 } else { 2 },
             rust_secs: if quick { 2.0 } else { 6.0 },
-        }
+            only,
+            modes_warmup: if quick { 10_000 } else { 60_000 },
+            modes_run_s: if quick { 1.0 } else { 3.0 },
+            modes_rounds: if quick { 2 } else { 4 },
+        })
     }
 }
 
 fn main() -> ExitCode {
     let started = Instant::now();
-    let cfg = Cfg::from_env();
+    let cfg = match Cfg::from_env() {
+        Ok(cfg) => cfg,
+        Err(e) => return cli::exit_code("bench", Err(e)),
+    };
     let mut problems = Vec::new();
     let result = run(&cfg, &mut problems);
     println!();
@@ -170,21 +214,41 @@ fn run(cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {
     let server = SpawnedServer::start_with(Options {
         private_dir: true,
         stderr_tag: Some("bench"),
+        ..Options::default()
     })?;
-    let port = server.port;
-    let mut con = connect(port, 0)?;
+    let mut con = connect(server.port, 0)?;
     machine_section(cfg, &server, &mut con)?;
+    if cfg.only != Only::Modes {
+        main_sections(cfg, &server, &mut con, problems)?;
+    }
+    drop(con);
+    drop(server);
+    // ---------------------------------------------------------------- section 5
+    if cfg.only != Only::Main {
+        modes::modes(cfg, problems)?;
+    }
+    Ok(())
+}
+
+/// Sections 2 to 4, on the server of section 1.
+fn main_sections(
+    cfg: &Cfg,
+    server: &SpawnedServer,
+    con: &mut redis::Connection,
+    problems: &mut Vec<String>,
+) -> Res<()> {
+    let port = server.port;
 
     // ---------------------------------------------------------------- section 2
     println!();
     println!("## HOT.TOP vs ZREVRANGE (target: HOT.TOP within 10x of ZREVRANGE)");
     println!();
-    big_board(port, &mut con, cfg, problems)?;
-    let top_means = top::top_latency(&mut con, cfg, problems)?;
+    big_board(port, con, cfg, problems)?;
+    let top_means = top::top_latency(con, cfg, problems)?;
 
     // Exactness on a 20,000-article sample board.
     println!();
-    exact::exactness(port, &mut con, cfg, problems)?;
+    exact::exactness(port, con, cfg, problems)?;
 
     // ---------------------------------------------------------------- section 3
     println!();
@@ -192,14 +256,14 @@ fn run(cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {
     println!();
     memory::dedup_memory(port, cfg, problems)?;
     println!();
-    memory::article_memory(port, &mut con, cfg, problems)?;
+    memory::article_memory(port, con, cfg, problems)?;
 
     // ---------------------------------------------------------------- section 4
     println!();
-    throughput::throughput(port, &mut con, cfg, top_means, problems)?;
+    throughput::throughput(port, con, cfg, top_means, problems)?;
 
     // Module error counters, as a last cross-check.
-    let hot = info_section(&mut con, "hotrank")?;
+    let hot = info_section(con, "hotrank")?;
     let errors = info_suffix(&hot, "errors").unwrap_or(0.0);
     let panics = info_suffix(&hot, "panics_caught").unwrap_or(0.0);
     if errors > 0.0 || panics > 0.0 {
@@ -208,7 +272,6 @@ fn run(cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {
              (some are expected: none of the workloads above should produce any)"
         ));
     }
-    drop(server);
     Ok(())
 }
 
@@ -218,11 +281,16 @@ fn machine_section(cfg: &Cfg, server: &SpawnedServer, con: &mut redis::Connectio
     println!("# hotrank benchmark");
     println!();
     println!(
-        "Mode: {}. Report generated at unix time {}.",
+        "Mode: {}{}. Report generated at unix time {}.",
         if cfg.quick {
             "BENCH_QUICK=1 (sizes shrunk 10x: a smoke run, not for comparison)"
         } else {
             "full"
+        },
+        match cfg.only {
+            Only::All => "",
+            Only::Main => ", BENCH_ONLY=main (sections 1-4)",
+            Only::Modes => ", BENCH_ONLY=modes (sections 1 and 5)",
         },
         now_ms() / 1000
     );

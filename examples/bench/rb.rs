@@ -8,7 +8,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::util::info_section;
-use crate::{Res, RB_CLIENTS, RB_KEYSPACE, RB_TIMEOUT_S};
+use crate::{Res, RB_CLIENTS, RB_TIMEOUT_S};
 
 #[derive(Clone, Debug)]
 pub struct RunResult {
@@ -18,16 +18,38 @@ pub struct RunResult {
     /// Server CPU time (user + sys) per operation, µs.
     pub srv_us: f64,
     pub errors: u64,
+    /// What the run cost the replica, when one was attached.
+    pub replica: Option<ReplicaRun>,
 }
 
+/// What one run cost the replica attached to the measured server.
+#[derive(Clone, Debug)]
+pub struct ReplicaRun {
+    /// The replica's CPU time (user + sys) per operation, µs, from the start of the
+    /// run until it had applied the whole run.
+    pub cpu_us: f64,
+    /// Replication bytes the replica had not yet applied when the run ended
+    /// (`master_repl_offset` of the master minus the replica's).
+    pub lag_bytes: f64,
+    /// Time from the end of the run until the replica had applied all of it, s.
+    pub catchup_s: f64,
+}
+
+/// Means over rounds; of the replica, the mean CPU and the largest lag and catch-up.
 pub fn mean_result(rs: &[RunResult]) -> RunResult {
     let n = rs.len().max(1) as f64;
+    let reps: Vec<&ReplicaRun> = rs.iter().filter_map(|r| r.replica.as_ref()).collect();
     RunResult {
         rps: rs.iter().map(|r| r.rps).sum::<f64>() / n,
         p50: rs.iter().map(|r| r.p50).sum::<f64>() / n,
         p99: rs.iter().map(|r| r.p99).sum::<f64>() / n,
         srv_us: rs.iter().map(|r| r.srv_us).sum::<f64>() / n,
         errors: rs.iter().map(|r| r.errors).sum(),
+        replica: (!reps.is_empty()).then(|| ReplicaRun {
+            cpu_us: reps.iter().map(|r| r.cpu_us).sum::<f64>() / reps.len() as f64,
+            lag_bytes: reps.iter().map(|r| r.lag_bytes).fold(0.0, f64::max),
+            catchup_s: reps.iter().map(|r| r.catchup_s).fold(0.0, f64::max),
+        }),
     }
 }
 
@@ -45,8 +67,8 @@ pub fn server_counters(con: &mut redis::Connection) -> Res<(f64, f64)> {
 }
 
 /// Runs `bin` against the server: `n` commands `args` from RB_CLIENTS clients at
-/// `pipeline`, random numbers below RB_KEYSPACE; the server's CPU time and error
-/// replies are read around the run.
+/// `pipeline`, random numbers below `keyspace` (`-r`); the server's CPU time and
+/// error replies are read around the run.
 pub fn redis_benchmark(
     bin: &str,
     port: u16,
@@ -54,6 +76,7 @@ pub fn redis_benchmark(
     args: &[String],
     n: u64,
     pipeline: usize,
+    keyspace: u64,
 ) -> Res<RunResult> {
     let (cpu0, err0) = server_counters(con)?;
     let mut cmd = Command::new(bin);
@@ -61,7 +84,7 @@ pub fn redis_benchmark(
         .args(["-c", &RB_CLIENTS.to_string()])
         .args(["-n", &n.to_string()])
         .args(["-P", &pipeline.to_string()])
-        .args(["-r", &RB_KEYSPACE.to_string()])
+        .args(["-r", &keyspace.to_string()])
         .args(["--csv", "-e"])
         .args(args);
     let (status, stdout, stderr) = run_with_deadline(bin, cmd, n)?;
@@ -77,6 +100,7 @@ pub fn redis_benchmark(
         srv_us: (cpu1 - cpu0) * 1e6 / n as f64,
         // The INFO calls themselves never fail; anything counted here came from the run.
         errors: (err1 - err0).max(0.0) as u64,
+        replica: None,
     })
 }
 

@@ -1,12 +1,15 @@
-//! Report tables of the throughput section: redis-benchmark results, targets and
-//! verdicts, server CPU per operation.
+//! Report tables of the throughput section (redis-benchmark results, targets and
+//! verdicts, server CPU per operation) and of the replication-modes section.
 
-use crate::rb::mean_result;
+use crate::modes::{ModeRun, MODE_PIPELINE};
+use crate::rb::{mean_result, RunResult};
 use crate::rust_client::{rust_mean, RustOp, RustResults};
 use crate::throughput::{RbResults, Ready, PIPELINES};
 use crate::top::TopMeans;
 use crate::workloads::{Bound, Workload, GROUPS};
+use crate::workloads::{MODES, MODE_GROUPS};
 use crate::MINCR_MEMBERS;
+use std::collections::BTreeMap;
 
 /// The redis-benchmark table: one row per workload and pipeline measured.
 pub fn rb_table(ready: &[Ready], results: &RbResults) {
@@ -29,19 +32,36 @@ pub fn rb_table(ready: &[Ready], results: &RbResults) {
     }
 }
 
-/// One row of the targets table.
-fn row(label: &str, p: &str, v: Option<f64>, bound: Bound) {
-    let target = bound.text();
+/// A ratio as the tables print it: `1.23x`, or `n/a`.
+pub fn fmt_ratio(v: Option<f64>) -> String {
     match v {
-        Some(v) if v.is_finite() => println!(
-            "| {label} | {p} | {v:.2}x | {target} | {} |",
-            if bound.met(v) { "met" } else { "**missed**" }
-        ),
-        _ => println!("| {label} | {p} | n/a | {target} | not measured |"),
+        Some(v) if v.is_finite() => format!("{v:.2}x"),
+        _ => "n/a".to_string(),
     }
 }
 
-fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+/// The verdict on `ratio` for `bound`: met, missed, not measured, or `—` (no target).
+pub fn verdict(bound: Bound, ratio: Option<f64>) -> &'static str {
+    match ratio.filter(|v| v.is_finite()).map(|v| bound.met(v)) {
+        None => "not measured",
+        Some(None) => "—",
+        Some(Some(true)) => "met",
+        Some(Some(false)) => "**missed**",
+    }
+}
+
+/// One row of the targets table.
+fn row(label: &str, p: &str, v: Option<f64>, bound: Bound) {
+    println!(
+        "| {label} | {p} | {} | {} | {} |",
+        fmt_ratio(v),
+        bound.text(),
+        verdict(bound, v)
+    );
+}
+
+/// `a / b` when both are known.
+pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     Some(a? / b?)
 }
 
@@ -157,6 +177,95 @@ pub fn srv_table(results: &RbResults, rust: &RustResults) {
         println!(
             "| A = RANK.INCR, B = lock recipe (Rust client) | 1 | {x:.2} | {y:.2} | {:.2}x |",
             y / x
+        );
+    }
+}
+
+/// The replication-modes table: per group of [`MODE_GROUPS`], per mode, every
+/// workload, those with a comparison in that mode with its ratio to its baseline,
+/// target and verdict; then each workload's `commands` / `effects` ratios.
+pub fn modes_table(runs: &BTreeMap<&'static str, ModeRun>) {
+    let mean = |mode: &str, name: &str| {
+        runs.get(mode)
+            .and_then(|run| run.results.get(&(name, MODE_PIPELINE)))
+            .map(|rs| mean_result(rs))
+    };
+    println!();
+    println!(
+        "| workload | -r | mode | n | rps | srv µs/op | replica µs/op | replica lag | \
+         ratio (rps) | srv µs/op B / A | target | verdict |"
+    );
+    println!("|---|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---|");
+    for group in MODE_GROUPS {
+        for mode in MODES {
+            for wl in group.iter() {
+                let m = mean(mode, wl.name);
+                let n = runs
+                    .get(mode)
+                    .and_then(|run| run.ready.iter().find(|r| r.wl.name == wl.name))
+                    .map_or("—".to_string(), |r| r.n.to_string());
+                let cells = match &m {
+                    Some(m) => {
+                        let rep = m.replica.as_ref();
+                        format!(
+                            "{n} | {:.0} | {:.2} | {} | {}",
+                            m.rps,
+                            m.srv_us,
+                            rep.map_or("—".to_string(), |r| format!("{:.2}", r.cpu_us)),
+                            rep.map_or("—".to_string(), |r| format!(
+                                "{:.0} kB, {:.2} s",
+                                r.lag_bytes / 1000.0,
+                                r.catchup_s
+                            )),
+                        )
+                    }
+                    None => format!("{n} | not measured | | |"),
+                };
+                let head = format!("| {} | {} | {mode} | {cells}", wl.name, wl.keyspace);
+                let mut vss = wl
+                    .vs
+                    .iter()
+                    .filter(|vs| vs.mode.is_none_or(|x| x == mode))
+                    .peekable();
+                if vss.peek().is_none() {
+                    println!("{head} | | | | |");
+                }
+                for vs in vss {
+                    let b = mean(mode, vs.baseline);
+                    let rps = ratio(m.as_ref().map(|m| m.rps), b.as_ref().map(|b| b.rps));
+                    let srv = ratio(b.as_ref().map(|b| b.srv_us), m.as_ref().map(|m| m.srv_us));
+                    println!(
+                        "{head} | {} vs {} | {} | {} | {} |",
+                        fmt_ratio(rps),
+                        vs.baseline,
+                        fmt_ratio(srv),
+                        vs.bound.text(),
+                        verdict(vs.bound, rps)
+                    );
+                }
+            }
+        }
+    }
+    println!();
+    println!("The same workloads, `commands` mode against `effects` mode:");
+    println!();
+    println!(
+        "| workload | rps commands / effects | srv µs/op effects / commands | \
+         replica µs/op effects / commands |"
+    );
+    println!("|---|---:|---:|---:|");
+    for wl in MODE_GROUPS.iter().copied().flatten() {
+        let (c, e) = (mean("commands", wl.name), mean("effects", wl.name));
+        let get = |r: &Option<RunResult>, f: fn(&RunResult) -> Option<f64>| r.as_ref().and_then(f);
+        let rps = |r: &RunResult| Some(r.rps);
+        let srv = |r: &RunResult| Some(r.srv_us);
+        let rep = |r: &RunResult| r.replica.as_ref().map(|x| x.cpu_us);
+        println!(
+            "| {} | {} | {} | {} |",
+            wl.name,
+            fmt_ratio(ratio(get(&c, rps), get(&e, rps))),
+            fmt_ratio(ratio(get(&e, srv), get(&c, srv))),
+            fmt_ratio(ratio(get(&e, rep), get(&c, rep))),
         );
     }
 }

@@ -256,6 +256,7 @@ fn rust_load(
             } else {
                 f64::NAN
             },
+            replica: None,
             errors: sh.errors.into_inner(),
         },
         sh.retries.into_inner(),

@@ -26,6 +26,27 @@ pub type RbResults = BTreeMap<(&'static str, usize), Vec<RunResult>>;
 /// Pipelines every redis-benchmark workload runs at, in report order.
 pub const PIPELINES: [usize; 2] = [16, 1];
 
+/// How a table of workloads is run: rounds, pipelines, and an optional warm-up.
+pub struct Plan {
+    pub rounds: usize,
+    pub pipelines: &'static [usize],
+    pub warmup: Option<WarmUp>,
+}
+
+/// An untimed pass of every workload before the rounds, so the timed runs find the
+/// keys it creates (the steady state); the timed runs are then sized from its rps.
+pub struct WarmUp {
+    /// Commands of the warm-up pass.
+    pub n: u64,
+    /// How long each timed run should last (s): its `n` is the warm-up's rps times
+    /// this, at least `n / 4`.
+    pub run_s: f64,
+}
+
+/// Runs one workload at one pipeline and returns its result (for example
+/// [`redis_benchmark`] on the measured server).
+pub type Runner<'a> = dyn FnMut(&mut redis::Connection, &Ready, usize) -> Res<RunResult> + 'a;
+
 /// A workload of the table made ready to run: arguments filled in, `n` sized.
 pub struct Ready {
     pub wl: &'static Workload,
@@ -45,13 +66,7 @@ pub fn throughput(
 ) -> Res<()> {
     println!("## Throughput");
     println!();
-    let bin = env::var("HOTRANK_BENCHMARK").unwrap_or_else(|_| "redis-benchmark".to_string());
-    let rb_version = Command::new(&bin)
-        .arg("--version")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let (bin, rb_version) = rb_binary();
     let sha = script_load(con, LUA_VIEW, "the Lua HOT.VIEW recipe")?;
     let sha_plain = script_load(con, LUA_PLAIN, "the plain seed script")?;
     let (fill_hot, fill_lua) = prefill_write_boards(port, con, &sha)?;
@@ -63,17 +78,19 @@ pub fn throughput(
     println!();
     let mut results = RbResults::new();
     match &rb_version {
-        None => {
-            println!(
-                "`{bin}` was not found (install redis-tools, or set HOTRANK_BENCHMARK): the \
-                 redis-benchmark measurements are skipped."
-            );
-            problems.push(format!("{bin} not found: redis-benchmark section skipped"));
-        }
+        None => rb_missing(&bin, problems),
         Some(version) => {
-            let mut ready = prepare(con, cfg, &sha, &sha_plain, problems)?;
+            let mut ready = prepare(con, cfg, GROUPS, &sha, &sha_plain, problems)?;
             print_rb_intro(version, cfg);
-            run_rounds(&bin, port, con, cfg, &mut ready, &mut results, problems)?;
+            let plan = Plan {
+                rounds: cfg.rounds,
+                pipelines: &PIPELINES,
+                warmup: None,
+            };
+            let mut run = |con: &mut redis::Connection, r: &Ready, pipeline: usize| {
+                redis_benchmark(&bin, port, con, &r.args, r.n, pipeline, r.wl.keyspace)
+            };
+            run_rounds(con, &plan, &mut ready, &mut results, problems, &mut run)?;
             report::rb_table(&ready, &results);
         }
     }
@@ -89,7 +106,30 @@ pub fn throughput(
     Ok(())
 }
 
-fn script_load(con: &mut redis::Connection, script: &str, what: &str) -> Res<String> {
+/// The redis-benchmark binary (`HOTRANK_BENCHMARK`, default from PATH) and its
+/// version, `None` if it does not run.
+pub fn rb_binary() -> (String, Option<String>) {
+    let bin = env::var("HOTRANK_BENCHMARK").unwrap_or_else(|_| "redis-benchmark".to_string());
+    let version = Command::new(&bin)
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    (bin, version)
+}
+
+/// Says that redis-benchmark is missing, in the report and in `problems`.
+pub fn rb_missing(bin: &str, problems: &mut Vec<String>) {
+    println!(
+        "`{bin}` was not found (install redis-tools, or set HOTRANK_BENCHMARK): the \
+         redis-benchmark measurements are skipped."
+    );
+    problems.push(format!("{bin} not found: redis-benchmark section skipped"));
+}
+
+/// SCRIPT LOAD of `script` (`what` names it in the error); returns its SHA1.
+pub fn script_load(con: &mut redis::Connection, script: &str, what: &str) -> Res<String> {
     redis::cmd("SCRIPT")
         .arg("LOAD")
         .arg(script)
@@ -97,13 +137,14 @@ fn script_load(con: &mut redis::Connection, script: &str, what: &str) -> Res<Str
         .map_err(|e| format!("SCRIPT LOAD of {what}: {e}"))
 }
 
-/// Fills in the table's arguments, runs each workload's setup, and checks every
-/// command before timing it (redis-benchmark only counts replies); sizes runs of slow
-/// commands from their single-client latency so that no run takes much more than
-/// `max_s`.
-fn prepare(
+/// Fills in the arguments of the workloads of `groups`, runs each workload's setup,
+/// and checks every command before timing it (redis-benchmark only counts replies);
+/// sizes runs of slow commands from their single-client latency so that no run takes
+/// much more than `max_s`.
+pub fn prepare(
     con: &mut redis::Connection,
     cfg: &Cfg,
+    groups: &'static [&'static [Workload]],
     sha: &str,
     sha_plain: &str,
     problems: &mut Vec<String>,
@@ -118,7 +159,7 @@ fn prepare(
     let max_s = max_run_s(cfg);
     let mut rng = SplitMix(0xBEEF);
     let mut ready = Vec::new();
-    for wl in GROUPS.iter().copied().flatten() {
+    for wl in groups.iter().copied().flatten() {
         let mut r = Ready {
             wl,
             args: wl.args.iter().map(|a| fill(a)).collect(),
@@ -177,7 +218,7 @@ fn preflight(con: &mut redis::Connection, r: &Ready, rng: &mut SplitMix) -> Res<
         for a in &r.args[1..] {
             c.arg(a.replace(
                 "__rand_int__",
-                &format!("{:012}", rng.below_scaled(RB_KEYSPACE)),
+                &format!("{:012}", rng.below_scaled(r.wl.keyspace)),
             ));
         }
         let t = Instant::now();
@@ -195,46 +236,76 @@ fn preflight(con: &mut redis::Connection, r: &Ready, rng: &mut SplitMix) -> Res<
     result.map(|()| total / 30.0)
 }
 
-/// `cfg.rounds` rounds; in each, both pipelines; at each, every workload in table
-/// order (so a group runs back to back).
-fn run_rounds(
-    bin: &str,
-    port: u16,
+/// The warm-up of `plan` if any, then `plan.rounds` rounds; in each, every pipeline
+/// of the plan; at each, every workload in table order (so a group runs back to
+/// back, and the rounds alternate its workloads: A B A B). Each run goes through
+/// `run` with the workload's configs set on `con`.
+pub fn run_rounds(
     con: &mut redis::Connection,
-    cfg: &Cfg,
+    plan: &Plan,
     ready: &mut [Ready],
     results: &mut RbResults,
     problems: &mut Vec<String>,
+    run: &mut Runner,
 ) -> Res<()> {
-    for round in 0..cfg.rounds {
-        for pipeline in PIPELINES {
+    if let Some(warm) = &plan.warmup {
+        for r in ready.iter_mut().filter(|r| r.n > 0 && !r.broken) {
+            let timed_n = r.n;
+            r.n = warm.n;
+            let pipeline = plan.pipelines[0];
+            let res = one_run(con, r, pipeline, "warm-up", problems, run)?;
+            r.n = match res {
+                Some(res) => ((res.rps * warm.run_s) as u64).max(warm.n / 4),
+                None => timed_n,
+            };
+        }
+    }
+    for round in 0..plan.rounds {
+        for &pipeline in plan.pipelines {
             for r in ready.iter().filter(|r| r.n > 0 && !r.broken) {
-                let name = r.wl.name;
-                progress(&format!(
-                    "round {}/{}: redis-benchmark {name} -P {pipeline} -n {}",
-                    round + 1,
-                    cfg.rounds,
-                    r.n
-                ));
-                let saved = set_configs(con, r.wl.config)?;
-                let res = redis_benchmark(bin, port, con, &r.args, r.n, pipeline);
-                restore_configs(con, &saved)?;
-                match res {
-                    Ok(res) => {
-                        if res.errors > 0 {
-                            problems.push(format!(
-                                "{name} -P {pipeline}: {} error replies during the run",
-                                res.errors
-                            ));
-                        }
-                        results.entry((name, pipeline)).or_default().push(res);
-                    }
-                    Err(e) => problems.push(format!("{name} -P {pipeline}: {e}")),
+                let what = format!("round {}/{}", round + 1, plan.rounds);
+                if let Some(res) = one_run(con, r, pipeline, &what, problems, run)? {
+                    results.entry((r.wl.name, pipeline)).or_default().push(res);
                 }
             }
         }
     }
     Ok(())
+}
+
+/// One run of `r` through `run`, its configs set around it; its failure or error
+/// replies go to `problems`.
+fn one_run(
+    con: &mut redis::Connection,
+    r: &Ready,
+    pipeline: usize,
+    what: &str,
+    problems: &mut Vec<String>,
+    run: &mut Runner,
+) -> Res<Option<RunResult>> {
+    let name = r.wl.name;
+    progress(&format!(
+        "{what}: redis-benchmark {name} -P {pipeline} -n {} -r {}",
+        r.n, r.wl.keyspace
+    ));
+    let saved = set_configs(con, r.wl.config)?;
+    let res = run(con, r, pipeline);
+    restore_configs(con, &saved)?;
+    match res {
+        Ok(res) => {
+            if res.errors > 0 {
+                problems.push(format!(
+                    "{name} -P {pipeline} ({what}): {} error replies during the run",
+                    res.errors
+                ));
+            }
+            Ok(Some(res))
+        }
+        Err(e) => {
+            problems.push(format!("{name} -P {pipeline} ({what}): {e}"));
+            Ok(None)
+        }
+    }
 }
 
 /// The (article, visitor) views of the write-board prefill: one per article, then as
@@ -334,7 +405,10 @@ fn print_rb_intro(version: &str, cfg: &Cfg) {
          0` (the Lua recipe has no such check). `defaults (trims to 1000)` is the \
          module as installed, on a board limited to 1000 articles: on this workload \
          almost every view brings a new article, so the board is trimmed every 500 \
-         views.",
+         views. `RANK.SET BEST` and `ZADD GT` write the fixed score 7 \
+         (redis-benchmark's `__rand_int__` is zero-padded, which RANK.SET refuses as \
+         an integer, as INCRBY does): a first write per member, then writes that keep \
+         the best score.",
         cfg.rb_n, cfg.rounds
     );
     println!();

@@ -7,7 +7,7 @@
 //! `srv µs/op` table). For example, the RANK.INCR on a board with periods
 //! (in the RANK.INCR group), with a setup command that creates its board.
 
-use crate::{BOARD, LUA_PLAIN_NAME};
+use crate::{BOARD, LUA_PLAIN_NAME, RB_KEYSPACE};
 
 /// Board of the HOT.VIEW throughput runs: 100,000 articles, as in the issue.
 pub const WRITE_BOARD: &str = "hot:{bench2}";
@@ -28,6 +28,8 @@ pub enum Bound {
     /// rps(baseline) / rps(workload) at most this: how many times faster the baseline
     /// may be.
     AtMost(f64),
+    /// No target: rps(workload) / rps(baseline), shown for comparison.
+    Shown,
 }
 
 impl Bound {
@@ -35,13 +37,16 @@ impl Bound {
         match self {
             Bound::AtLeast(v) => format!("≥ {v}x"),
             Bound::AtMost(v) => format!("≤ {v}x"),
+            Bound::Shown => "none".to_string(),
         }
     }
 
-    pub fn met(self, ratio: f64) -> bool {
+    /// Whether `ratio` meets the bound; `None` for [`Bound::Shown`].
+    pub fn met(self, ratio: f64) -> Option<bool> {
         match self {
-            Bound::AtLeast(v) => ratio >= v,
-            Bound::AtMost(v) => ratio <= v,
+            Bound::AtLeast(v) => Some(ratio >= v),
+            Bound::AtMost(v) => Some(ratio <= v),
+            Bound::Shown => None,
         }
     }
 }
@@ -54,6 +59,9 @@ pub struct Vs {
     pub bound: Bound,
     /// Also a row of the `srv µs/op` table (A = workload, B = baseline).
     pub srv: bool,
+    /// The replication mode (`hotrank.replicate`) this comparison is for, in the
+    /// replication-modes section ([`MODE_GROUPS`]); `None`: every mode.
+    pub mode: Option<&'static str>,
 }
 
 /// One redis-benchmark workload.
@@ -68,9 +76,11 @@ pub struct Workload {
     pub setup: &'static [&'static [&'static str]],
     /// What its rps is compared with, in the order of the targets table.
     pub vs: &'static [Vs],
+    /// redis-benchmark's `-r`: every `__rand_int__` is a random number below this.
+    pub keyspace: u64,
 }
 
-/// A workload with no config, no setup and no comparison.
+/// A workload with no config, no setup and no comparison, `-r RB_KEYSPACE`.
 pub const fn w(name: &'static str, args: &'static [&'static str]) -> Workload {
     Workload {
         name,
@@ -78,16 +88,37 @@ pub const fn w(name: &'static str, args: &'static [&'static str]) -> Workload {
         config: &[],
         setup: &[],
         vs: &[],
+        keyspace: RB_KEYSPACE,
     }
 }
 
-/// `rps(workload) / rps(baseline) ≥ min`, in both tables.
+/// `rps(workload) / rps(baseline) ≥ min`, in both tables, in every mode.
 pub const fn at_least(baseline: &'static str, min: f64) -> Vs {
     Vs {
         baseline,
         label: None,
         bound: Bound::AtLeast(min),
         srv: true,
+        mode: None,
+    }
+}
+
+/// `rps(workload) / rps(baseline)` with no target, in every mode.
+pub const fn shown(baseline: &'static str) -> Vs {
+    Vs {
+        baseline,
+        label: None,
+        bound: Bound::Shown,
+        srv: true,
+        mode: None,
+    }
+}
+
+/// `vs` for replication mode `mode` only.
+pub const fn in_mode(mode: &'static str, vs: Vs) -> Vs {
+    Vs {
+        mode: Some(mode),
+        ..vs
     }
 }
 
@@ -97,8 +128,17 @@ const VIEW_ARGS: &[&str] = &[
     "art:__rand_int__",
     "vis:__rand_int__",
 ];
+/// HOT.VIEW on a board of the module's defaults (trimmed to 1000 articles).
+const TRIMMED_ARGS: &[&str] = &[
+    "HOT.VIEW",
+    "hot:{bench3}",
+    "art:__rand_int__",
+    "vis:__rand_int__",
+];
 const NO_ABNORMAL: &str = "HOT.VIEW, abnormal-traffic check off";
 const TRIMMED: &str = "HOT.VIEW, defaults (trims to 1000)";
+const RANK_INCR_ARGS: &[&str] = &["RANK.INCR", "lb:{b}", "m:__rand_int__", "1"];
+const ZINCRBY_ARGS: &[&str] = &["ZINCRBY", "zlb:{b}", "1", "m:__rand_int__"];
 
 /// `EVALSHA` of a Lua view script (`examples/view.lua`, `examples/view_plain.lua`)
 /// with `numkeys`: the script's own leading keys `lead`, then the keys both scripts
@@ -122,6 +162,16 @@ macro_rules! lua_view {
     };
 }
 
+/// The Lua recipe with dedup (`examples/view.lua`).
+const LUA_DEDUP_ARGS: &[&str] = lua_view!(
+    VIEW_SHA,
+    "5",
+    ["lua:{b}:dd:art:__rand_int__:vis:__rand_int__"],
+    [DEDUP_S]
+);
+/// The seed's plain script (`examples/view_plain.lua`).
+const LUA_PLAIN_ARGS: &[&str] = lua_view!(PLAIN_SHA, "4", [], []);
+
 /// The groups of workloads, in the order they run and are reported.
 ///
 /// The Lua recipe's keys (`lua:{b}:…`) are its own names, not the module's derived
@@ -141,16 +191,8 @@ pub const GROUPS: &[&[Workload]] = &[
             ],
             ..w("HOT.VIEW", VIEW_ARGS)
         },
-        w(
-            "Lua EVALSHA",
-            lua_view!(
-                VIEW_SHA,
-                "5",
-                ["lua:{b}:dd:art:__rand_int__:vis:__rand_int__"],
-                [DEDUP_S]
-            ),
-        ),
-        w(LUA_PLAIN_NAME, lua_view!(PLAIN_SHA, "4", [], [])),
+        w("Lua EVALSHA", LUA_DEDUP_ARGS),
+        w(LUA_PLAIN_NAME, LUA_PLAIN_ARGS),
         Workload {
             config: &[KEEP_BOARD, ("hotrank.visitor-max-views", "0")],
             vs: &[
@@ -164,15 +206,7 @@ pub const GROUPS: &[&[Workload]] = &[
         },
         Workload {
             vs: &[at_least("Lua EVALSHA", 2.0)],
-            ..w(
-                TRIMMED,
-                &[
-                    "HOT.VIEW",
-                    "hot:{bench3}",
-                    "art:__rand_int__",
-                    "vis:__rand_int__",
-                ],
-            )
+            ..w(TRIMMED, TRIMMED_ARGS)
         },
     ],
     &[
@@ -186,7 +220,7 @@ pub const GROUPS: &[&[Workload]] = &[
     &[
         Workload {
             vs: &[at_least("ZINCRBY", 0.95)],
-            ..w("RANK.INCR", &["RANK.INCR", "lb:{b}", "m:__rand_int__", "1"])
+            ..w("RANK.INCR", RANK_INCR_ARGS)
         },
         // Each RANK.INCR also updates the day, week and month boards: four
         // ZSETs written per command, at most 2x the cost of a plain board's.
@@ -198,27 +232,21 @@ pub const GROUPS: &[&[Workload]] = &[
                 &["RANK.INCR", "plb:{b}", "m:__rand_int__", "1"],
             )
         },
-        w("ZINCRBY", &["ZINCRBY", "zlb:{b}", "1", "m:__rand_int__"]),
+        w("ZINCRBY", ZINCRBY_ARGS),
     ],
-    // Keep-best writes: a random score per member, kept if higher.
+    // Keep-best writes, with a fixed score: redis-benchmark's `__rand_int__` is
+    // zero-padded (000000001234), which RANK.SET refuses as an integer (as INCRBY
+    // does). So both rows measure a first write per member, then writes that keep
+    // the best score (as `make profile` does).
     &[
         Workload {
             vs: &[at_least("ZADD GT", 0.95)],
             ..w(
                 "RANK.SET BEST",
-                &[
-                    "RANK.SET",
-                    "lbbest:{b}",
-                    "m:__rand_int__",
-                    "__rand_int__",
-                    "BEST",
-                ],
+                &["RANK.SET", "lbbest:{b}", "m:__rand_int__", "7", "BEST"],
             )
         },
-        w(
-            "ZADD GT",
-            &["ZADD", "zgt:{b}", "GT", "__rand_int__", "m:__rand_int__"],
-        ),
+        w("ZADD GT", &["ZADD", "zgt:{b}", "GT", "7", "m:__rand_int__"]),
     ],
     &[
         Workload {
@@ -227,9 +255,64 @@ pub const GROUPS: &[&[Workload]] = &[
                 label: Some("ZREVRANGE rps / HOT.TOP rps (50 clients)"),
                 bound: Bound::AtMost(10.0),
                 srv: true,
+                mode: None,
             }],
             ..w("HOT.TOP", &["HOT.TOP", BOARD, "LIMIT", "20", "WITHSCORES"])
         },
         w("ZREVRANGE", &["ZREVRANGE", BOARD, "0", "19", "WITHSCORES"]),
+    ],
+];
+
+/// The replication modes (`hotrank.replicate`) of the modes section, in report order.
+pub const MODES: [&str; 2] = ["effects", "commands"];
+
+/// redis-benchmark's `-r` of the steady-state pair: 5,000 articles and visitors.
+pub const STEADY_KEYSPACE: u64 = 5000;
+/// The abnormal-traffic check stays on, but no visitor goes over its limit: at
+/// 5,000 visitors, the default limit (60 views an hour) would flag them all within
+/// the section's few hundred thousand views, and a flagged view costs less.
+const NOBODY_FLAGGED: (&str, &str) = ("hotrank.visitor-max-views", "1000000000");
+const STEADY_VIEW: &str = "HOT.VIEW, 5,000 articles, not trimmed";
+const STEADY_LUA: &str = "Lua recipe with dedup, 5,000 articles";
+const TAIL_VIEW: &str = "HOT.VIEW, 100,000 articles, defaults (trims to 1000)";
+const TAIL_LUA: &str = "Lua seed script (no dedup), 100,000 articles";
+
+/// The replication-modes section: pairs run on a fresh master with one replica per
+/// mode, at pipeline 16, each pair back to back; `vs` with a `mode` hold that mode's
+/// target. The keys are those of [`GROUPS`] (each mode has its own servers).
+pub const MODE_GROUPS: &[&[Workload]] = &[
+    // Steady state: the articles, counters and HyperLogLogs exist (warmed up).
+    &[
+        Workload {
+            config: &[KEEP_BOARD, NOBODY_FLAGGED],
+            keyspace: STEADY_KEYSPACE,
+            vs: &[
+                in_mode("effects", at_least(STEADY_LUA, 1.6)),
+                in_mode("commands", at_least(STEADY_LUA, 2.0)),
+            ],
+            ..w(STEADY_VIEW, VIEW_ARGS)
+        },
+        Workload {
+            keyspace: STEADY_KEYSPACE,
+            ..w(STEADY_LUA, LUA_DEDUP_ARGS)
+        },
+    ],
+    // Long tail: most views bring an article the board does not hold.
+    &[
+        Workload {
+            vs: &[at_least(TAIL_LUA, 1.0)],
+            ..w(TAIL_VIEW, TRIMMED_ARGS)
+        },
+        w(TAIL_LUA, LUA_PLAIN_ARGS),
+    ],
+    &[
+        Workload {
+            vs: &[
+                in_mode("effects", shown("ZINCRBY")),
+                in_mode("commands", at_least("ZINCRBY", 0.95)),
+            ],
+            ..w("RANK.INCR", RANK_INCR_ARGS)
+        },
+        w("ZINCRBY", ZINCRBY_ARGS),
     ],
 ];

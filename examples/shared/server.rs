@@ -31,13 +31,17 @@ pub struct SpawnedServer {
 
 /// How to start the server; `Options::default()` is what [`SpawnedServer::start`] does.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Options {
+pub struct Options<'a> {
     /// Give the server a temporary working directory of its own (`--dir`, holding
     /// its log), removed when the server is dropped.
     pub private_dir: bool,
     /// Announce start and stop on stderr as `[tag] …` instead of start on stdout,
     /// for an example whose stdout is a report.
     pub stderr_tag: Option<&'static str>,
+    /// More server arguments, before `--loadmodule` (e.g. `--repl-diskless-sync-delay 0`).
+    pub server_args: &'a [&'a str],
+    /// Arguments after the module's path on `--loadmodule` (e.g. `replicate commands`).
+    pub module_args: &'a [&'a str],
 }
 
 impl SpawnedServer {
@@ -47,7 +51,7 @@ impl SpawnedServer {
     }
 
     /// [`SpawnedServer::start`] with [`Options`].
-    pub fn start_with(opts: Options) -> Res<Self> {
+    pub fn start_with(opts: Options<'_>) -> Res<Self> {
         let binary = env::var("HOTRANK_SERVER").unwrap_or_else(|_| "redis-server".to_string());
         let module = match env::var_os("HOTRANK_MODULE") {
             Some(m) => PathBuf::from(m),
@@ -81,8 +85,10 @@ impl SpawnedServer {
             cmd.arg("--dir").arg(dir);
         }
         let child = cmd
+            .args(opts.server_args)
             .arg("--loadmodule")
             .arg(&module)
+            .args(opts.module_args)
             .stdin(Stdio::null())
             .stdout(log_file)
             .stderr(log_err)
@@ -91,9 +97,13 @@ impl SpawnedServer {
                 format!("cannot start {binary}: {e} (set HOTRANK_SERVER to a redis-server or valkey-server binary)")
             })?;
         let started = format!(
-            "started {binary} on 127.0.0.1:{port} (pid {}) with --loadmodule {}",
+            "started {binary} on 127.0.0.1:{port} (pid {}) with --loadmodule {}{}",
             child.id(),
-            module.display()
+            module.display(),
+            opts.module_args
+                .iter()
+                .map(|a| format!(" {a}"))
+                .collect::<String>()
         );
         if let Some(tag) = opts.stderr_tag {
             eprintln!("[{tag}] {started}");
@@ -149,7 +159,7 @@ impl SpawnedServer {
 }
 
 /// The server's log file and, with [`Options::private_dir`], its own directory.
-fn log_and_dir(opts: Options, port: u16) -> Res<(PathBuf, Option<PathBuf>)> {
+fn log_and_dir(opts: Options<'_>, port: u16) -> Res<(PathBuf, Option<PathBuf>)> {
     let name = format!("hotrank-example-{}-{port}", std::process::id());
     if opts.private_dir {
         let dir = env::temp_dir().join(name);

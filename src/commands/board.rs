@@ -46,6 +46,12 @@ pub(super) fn last_view_at(h: &ffi::Key) -> Res<Option<i64>> {
     int_field(h.hash_get(c"lastView"))
 }
 
+/// [`published_at`] and [`last_view_at`] in one read of the meta hash.
+pub(super) fn published_and_last_view(h: &ffi::Key) -> Res<(Option<i64>, Option<i64>)> {
+    let (p, l) = h.hash_get2(c"publishedAt", c"lastView");
+    Ok((int_field(p)?, int_field(l)?))
+}
+
 /// The UV of an open HyperLogLog handle: the count cached in its header,
 /// or, when that is stale, the estimate computed on a copy (a read writes
 /// nothing); 0 when missing. Error as PFCOUNT gives for a bad value.

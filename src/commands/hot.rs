@@ -215,7 +215,10 @@ pub(super) fn upkeep(
         forget(b, pubidx, &[article.as_slice()])?;
         stats::add(&stats::ARTICLES_SWEPT, 1);
     }
-    super::hot_admin::sweep_index(b)?;
+    // The master's clock and the board's size: the same on a replica that
+    // runs the replicated command.
+    let seed = (now as u64) ^ (card as u64).rotate_left(32);
+    super::hot_admin::sweep_index(b, seed)?;
     let max = s.max_articles();
     if max <= 0 {
         return Ok(());

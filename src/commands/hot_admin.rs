@@ -146,31 +146,65 @@ pub(super) fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 }
 
 /// Index upkeep, run by HOT.VIEW's board upkeep (when an article is added to
-/// the board): looks at up to 2 entries at the front of the article index
-/// (lowest sequence number). One whose article keys are all gone (retention
-/// expired them) is removed; a live one is moved to the back (the highest
-/// number + 1), so the front keeps turning over and every stale entry is
-/// reached. Moving an entry never makes HOT.EXPORT miss it: a cursor past
-/// its old place returns it again at its new one.
-pub(super) fn sweep_index(b: &BoardCtx) -> Res<()> {
+/// the board): removes index entries whose article keys are all gone
+/// (retention expired them), so the index stays about as long as the
+/// number of articles with keys.
+///
+/// It probes [`SWEEP_PROBES`] place of the index, at a sequence number
+/// drawn from `seed` between 0 and the highest, and walks forwards from
+/// there while the entries are stale (articles first seen together expire
+/// together), removing at most [`SWEEP_MAX_REMOVED`]. Entries never move, so
+/// HOT.EXPORT's cursor (a sequence number) returns every entry present
+/// throughout a scan. Each add makes one entry; with a fraction `s` of the
+/// index stale (even scattered at random), a probe removes `s / (1 - s)`
+/// entries on average, more than one once `s` passes one half: so at most
+/// about half the index is stale (each stale entry costs its ZSET entry,
+/// about 60 bytes plus the article id, until then). One probe costs about
+/// 4,000 instructions (the seek, and one key lookup for a live article).
+///
+/// `seed` must come from the command's own inputs (the master's clock and
+/// the board's size): a replica running the replicated command probes the
+/// same places, and in `effects` mode each removal replicates as a `ZREM`.
+pub(super) fn sweep_index(b: &BoardCtx, seed: u64) -> Res<()> {
     let (ix, mut h) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, true)?;
-    for _ in 0..2 {
-        let Some(a) = h.zset_first() else {
-            break;
-        };
-        let mut alive = false;
-        for (kind, _) in ARTICLE_KEYS {
-            alive = alive || b.exists(&b.derived(kind, &[a.as_slice()], false)?);
-        }
-        if !alive {
+    let Some(last) = h.zset_last_score() else {
+        return Ok(());
+    };
+    let span = last.max(0.0) as u64 + 1;
+    let (mut x, mut removed) = (seed, 0);
+    for _ in 0..SWEEP_PROBES {
+        x = crate::hot::dedup::mix(x);
+        let mut from = (x % span) as f64;
+        while let Some((a, seq)) = h.zset_first_from(from) {
+            if article_alive(b, a.as_slice())? {
+                break;
+            }
             b.zrem(&ix, &mut h, &[a.as_slice()]);
-        } else if h.len() > 1 {
-            let seq = h.zset_last_score().map_or(1.0, |s| s.floor() + 1.0);
-            h.zset_add(seq, &a)?;
-            zadd_effect(b.ctx, &ix, &ScoreText::new(seq), &a);
+            removed += 1;
+            if removed >= SWEEP_MAX_REMOVED {
+                return Ok(());
+            }
+            from = seq;
         }
     }
     Ok(())
+}
+
+/// Places of the article index [`sweep_index`] probes per added article
+/// (two cost about 4,000 more instructions per add, for a stale part below a
+/// third instead of a half).
+pub const SWEEP_PROBES: usize = 1;
+/// Most stale index entries one [`sweep_index`] removes.
+pub const SWEEP_MAX_REMOVED: usize = 16;
+
+/// Whether `article` still has one of its keys ([`ARTICLE_KEYS`]).
+fn article_alive(b: &BoardCtx, article: &[u8]) -> Res<bool> {
+    for (kind, _) in ARTICLE_KEYS {
+        if b.exists(&b.derived(kind, &[article], false)?) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Most index entries one HOT.EXPORT call may walk (`COUNT`).

@@ -17,8 +17,9 @@
 //! 2 × `dedup-seconds` and `visitor-window-seconds` of their last write)
 //! and no later board reads them. When the last step is done and no new
 //! board was written meanwhile, the epoch key is set to expire after that
-//! same guard time; then `DBSIZE` is back to what it was before the board
-//! existed. A new board written before it expires makes it permanent.
+//! same guard time ([`guard_ms`], from the dropped board's own settings);
+//! then `DBSIZE` is back to what it was before the board existed. A new
+//! board written before it expires makes it permanent.
 //!
 //! The steps are not persisted as such: the old index is. A restart (or a
 //! failover) during the steps leaves the rest of the old index; the next
@@ -52,6 +53,8 @@ struct Job {
     db: i32,
     board: Vec<u8>,
     epoch: i64,
+    /// The epoch key's expiry after the last step ([`guard_ms`]).
+    guard_ms: i64,
 }
 
 /// Pending drops, oldest first (this node's memory only: see the module doc).
@@ -64,9 +67,15 @@ fn jobs() -> std::sync::MutexGuard<'static, Vec<Job>> {
 }
 
 /// Milliseconds the keys of a dropped board that are not walked may still
-/// live: the longest a dedup shard or a visitor counter lives.
-fn guard_ms() -> i64 {
-    (2 * config::DEDUP_SECONDS.value() * 1000).max(config::VISITOR_WINDOW_SECONDS.value() * 1000)
+/// live: the longest a dedup shard (two dedup windows) or a visitor counter
+/// (one visitor window) lives, for the board's own settings `s` or for the
+/// server's configs, whichever is longer (the configs alone cover the
+/// older epochs a restart left, whose settings are gone).
+fn guard_ms(s: Option<&crate::hot::settings::BoardSettings>) -> i64 {
+    let configs = (2 * config::DEDUP_SECONDS.value() * 1000)
+        .max(config::VISITOR_WINDOW_SECONDS.value() * 1000);
+    let own = s.map_or(0, |s| (2 * s.dedup_ms()).max(s.visitor_window_ms()));
+    configs.max(own)
 }
 
 /// Article keys the index `ix` (open as `ix_h`) lists, counted on up to
@@ -110,7 +119,9 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let ix = b.derived(Kind::Index, &[], true)?;
     let mut board_h = b.open_board(true)?;
     let mut hb_h = b.open(&hb, KeyKind::String, true)?;
-    check_hot_board(&b, &board_h, board_record(&hb, &hb_h)?.is_some())?;
+    let record = board_record(&hb, &hb_h)?;
+    check_hot_board(&b, &board_h, record.is_some())?;
+    let guard = guard_ms(record.and_then(|r| r.settings).as_ref());
     let mut pub_h = b.open(&pubidx, KeyKind::ZSet, true)?;
     let ix_h = b.open(&ix, KeyKind::ZSet, true)?;
     let tracked = ix_h.len() as i64;
@@ -150,7 +161,7 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
         queued.push(e);
     }
     if queued.is_empty() {
-        expire_epoch(ctx, &ep, &mut ep_h);
+        expire_epoch(ctx, &ep, &mut ep_h, guard);
     } else {
         let mut j = jobs();
         for epoch in queued {
@@ -158,9 +169,14 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
                 db: ffi::selected_db(ctx),
                 board: b.bytes().to_vec(),
                 epoch,
+                guard_ms: guard,
             };
-            if !j.contains(&job) {
-                j.push(job);
+            match j
+                .iter_mut()
+                .find(|o| (o.db, &o.board, o.epoch) == (job.db, &job.board, job.epoch))
+            {
+                Some(o) => o.guard_ms = o.guard_ms.max(job.guard_ms),
+                None => j.push(job),
             }
         }
         drop(j);
@@ -171,10 +187,11 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     ))
 }
 
-/// Sets the epoch key to expire after [`guard_ms`], replicated as `PEXPIREAT`.
-fn expire_epoch(ctx: &Context, ep: &RedisString, h: &mut ffi::Key) {
+/// Sets the epoch key to expire after `guard` ms ([`guard_ms`]), replicated
+/// as `PEXPIREAT`.
+fn expire_epoch(ctx: &Context, ep: &RedisString, h: &mut ffi::Key, guard: i64) {
     let now = ffi::now_ms();
-    expire_effect(ctx, ep, h, now + guard_ms(), now);
+    expire_effect(ctx, ep, h, now + guard, now);
 }
 
 /// Arms the step timer unless it is armed.
@@ -247,7 +264,7 @@ fn step(ctx: &Context, job: &Job) -> Res<bool> {
     // this name is pending), the epoch key may go after the guard time.
     let pending = jobs()
         .iter()
-        .any(|j| j.db == job.db && j.board == job.board && j != job);
+        .any(|j| j.db == job.db && j.board == job.board && j.epoch != job.epoch);
     let cur = BoardCtx::internal(ctx, &key, 0);
     cur.load_epoch(false)?;
     let live = b.exists(&key)
@@ -261,7 +278,7 @@ fn step(ctx: &Context, job: &Job) -> Res<bool> {
         let ep = cur.epoch_name(true)?;
         let mut h = cur.open(&ep, KeyKind::String, true)?;
         if h.kind() != KeyKind::Empty && h.ttl().is_none() {
-            expire_epoch(ctx, &ep, &mut h);
+            expire_epoch(ctx, &ep, &mut h, job.guard_ms);
         }
     }
     Ok(true)

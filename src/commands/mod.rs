@@ -7,6 +7,7 @@
 //! clients sent).
 
 pub mod board;
+pub mod boards;
 pub mod hot;
 pub mod hot_admin;
 pub mod hot_drop;

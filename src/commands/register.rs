@@ -98,34 +98,49 @@ const fn has_word(words: &[u8], word: &[u8]) -> bool {
 /// Creates every command of the table. Error: the server refused one.
 pub fn register_commands(ctx: &Context) -> Result<(), String> {
     for c in &COMMANDS {
-        ffi::create_command(ctx, c.name, c.func, c.flags)?;
+        let keyed = c.key != KeyAccess::Keyless;
+        ffi::create_command(ctx, c.name, c.func, c.flags, keyed)?;
     }
     Ok(())
 }
 
-/// Sets every command's key spec, docs and ACL categories (see
+/// Sets every command's key spec, tips, docs and ACL categories (see
 /// [`ffi::set_command_info`]). Error: a command is missing or its key spec
 /// refused.
 pub fn set_command_info(ctx: &Context) -> Result<(), String> {
     for c in &COMMANDS {
         let docs = crate::docs::find(c.name);
-        ffi::set_command_info(ctx, c.name, key_flags(c.key), docs, c.categories)?;
+        let flags = key_flags(c.key);
+        ffi::set_command_info(ctx, c.name, flags, tips(c.key), docs, c.categories)?;
     }
     Ok(())
+}
+
+/// The command tips of a key access: a keyless command walks the keyspace
+/// (HOT.BOARDS, RANK.BOARDS), so its output depends on the table's order
+/// and it needs every node of a cluster to list everything: SCAN's own
+/// tips.
+fn tips(access: KeyAccess) -> Option<&'static std::ffi::CStr> {
+    match access {
+        KeyAccess::Keyless => Some(c"nondeterministic_output request_policy:special"),
+        _ => None,
+    }
 }
 
 /// The board key's `KeySpecFlags` bits for a key access: read-only commands
 /// read their board key (RO ACCESS), so a user with read-only key
 /// permissions (`%R~`) may run them; without a spec the server derives RW
 /// ACCESS UPDATE from first/last/step for every command.
-fn key_flags(access: KeyAccess) -> u32 {
+/// `None` for a keyless command: no key spec.
+fn key_flags(access: KeyAccess) -> Option<u32> {
     use redis_module::commands::KeySpecFlags as F;
-    match access {
+    Some(match access {
         KeyAccess::Read => (F::READ_ONLY | F::ACCESS).bits(),
         KeyAccess::Write => (F::READ_WRITE | F::ACCESS | F::UPDATE).bits(),
         KeyAccess::Remove => (F::READ_WRITE | F::DELETE).bits(),
         KeyAccess::Delete => (F::REMOVE | F::DELETE).bits(),
-    }
+        KeyAccess::Keyless => return None,
+    })
 }
 
 #[cfg(test)]

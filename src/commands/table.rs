@@ -9,7 +9,7 @@
 //! To add a command: a handler `fn(&Context, &[RedisString]) -> Res<RedisValue>`,
 //! a row here, and its docs in `src/docs.rs` (`tests/docs.rs` checks them).
 
-use super::{hot, hot_admin, hot_drop, hot_settings, rank, rank_admin, view, Res};
+use super::{boards, hot, hot_admin, hot_drop, hot_settings, rank, rank_admin, view, Res};
 use redis_module::{Context, RedisString, RedisValue};
 use std::ffi::CStr;
 
@@ -27,6 +27,11 @@ pub enum KeyAccess {
     Remove,
     /// Deletes it (RM DELETE).
     Delete,
+    /// Keyless: no board key (first, last and step key 0, no key spec), as
+    /// SCAN. The command reads the keyspace of the node it runs on, so no
+    /// ACL key check applies to what it returns. Only for read-only
+    /// commands.
+    Keyless,
 }
 
 /// One command.
@@ -43,10 +48,10 @@ pub struct Command {
     pub func: crate::ffi::CmdFunc,
 }
 
-use KeyAccess::{Delete, Read, Remove, Write};
+use KeyAccess::{Delete, Keyless, Read, Remove, Write};
 
 /// Every command of the module, in registration order.
-pub static COMMANDS: [Command; 24] = [
+pub static COMMANDS: [Command; 26] = [
     crate::command!(
         "hot.publish",
         hot::publish_impl,
@@ -188,6 +193,22 @@ pub static COMMANDS: [Command; 24] = [
         Read,
         c"read"
     ),
+    // Listing a node's boards (issue 22): keyless, flags and ACL
+    // categories as SCAN's.
+    crate::command!(
+        "hot.boards",
+        boards::hot_boards_impl,
+        c"readonly",
+        Keyless,
+        c"keyspace read slow"
+    ),
+    crate::command!(
+        "rank.boards",
+        boards::rank_boards_impl,
+        c"readonly",
+        Keyless,
+        c"keyspace read slow"
+    ),
 ];
 
 #[cfg(test)]
@@ -204,7 +225,7 @@ mod tests {
             assert_eq!(c.name, c.name.to_ascii_lowercase());
             let flags = c.flags.to_str().unwrap();
             let readonly = flags.split(' ').any(|f| f == "readonly");
-            assert_eq!(readonly, c.key == Read, "{}", c.name);
+            assert_eq!(readonly, matches!(c.key, Read | Keyless), "{}", c.name);
             assert_eq!(
                 !readonly,
                 flags.split(' ').any(|f| f == "write"),

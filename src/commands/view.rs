@@ -7,8 +7,8 @@
 //!   the exact command that makes it (effects replication), then board upkeep.
 
 use super::board::{
-    dedup_name, expire_effect, hset_effect, last_view_at, not_ours, open_hll, overflow,
-    published_at, refresh_retention, view_error, write_record, BoardState,
+    dedup_name, expire_effect, hset_effect, not_ours, open_hll, overflow, published_and_last_view,
+    refresh_retention, view_error, write_record, BoardState,
 };
 use super::hot::{expired_fronts, upkeep};
 use super::hot_admin::index_add;
@@ -44,7 +44,10 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let f = st.settings.formula;
     let k = ViewKeys::new(&b, &req, &st.settings, hb)?;
     let h = read(&b, &k, &req, board, hb_h, &st)?;
-    if super::hot_admin::is_removed(&b, req.article.as_slice())? {
+    // HOT.REM deletes the PV counter with the tombstone it writes, and no
+    // view writes one while the tombstone lives: an article with a PV
+    // counter has no tombstone, so only a first view looks for one.
+    if h.pv_value.is_none() && super::hot_admin::is_removed(&b, req.article.as_slice())? {
         // Taken down by HOT.REM: nothing is written.
         return Ok(RedisValue::Array(vec![
             RedisValue::Integer(0),
@@ -58,7 +61,7 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     st.replicate_settings(ctx, b.key);
     write(&b, &k, h, &req, &plan, &score, &st)?;
     if super::replicating_commands() {
-        let (t, now) = (crate::parse::format_time_ms(req.t), IntText::new(req.now));
+        let (t, now) = (crate::parse::time_text(req.t), IntText::new(req.now));
         let args = [
             req.article.as_slice(),
             req.visitor,
@@ -211,8 +214,7 @@ fn read(
     let on_board = board.zset_score(r.article).is_some();
     let record = st.record;
     let meta = b.open(&k.meta, KeyKind::Hash, true)?;
-    let published = published_at(&meta)?;
-    let last_view = last_view_at(&meta)?;
+    let (published, last_view) = published_and_last_view(&meta)?;
     let pv = b.open(&k.pv, KeyKind::String, true)?;
     let pv_value = match pv.kind() {
         KeyKind::Empty => None,

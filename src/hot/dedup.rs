@@ -40,11 +40,22 @@ pub fn generation(t_ms: i64, window_ms: i64) -> i64 {
 /// first (the splitmix64 finalizer, Steele et al. 2014): FNV-1a's bits alone
 /// spread pairs unevenly over shards.
 pub fn shard(fp: u64, shards: u32) -> u32 {
-    let mut x = fp;
+    (finalize(fp) % u64::from(shards.max(1))) as u32
+}
+
+/// The splitmix64 finalizer (Steele, Lea and Flood, "Fast splittable
+/// pseudorandom number generators", OOPSLA 2014).
+fn finalize(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^= x >> 31;
-    (x % u64::from(shards.max(1))) as u32
+    x ^ (x >> 31)
+}
+
+/// One step of splitmix64: the next pseudo-random value after `x` (feed
+/// the result back for a sequence). Deterministic: the same `x` gives the
+/// same value on every server.
+pub fn mix(x: u64) -> u64 {
+    finalize(x.wrapping_add(0x9e37_79b9_7f4a_7c15))
 }
 
 /// The entry recording a counted view at `t_ms`.

@@ -24,7 +24,7 @@ pub fn seed() -> u64 {
     }
 }
 
-pub const COMMANDS: [&str; 16] = [
+pub const COMMANDS: [&str; 25] = [
     "HOT.PUBLISH",
     "HOT.VIEW",
     "HOT.TOP",
@@ -41,9 +41,18 @@ pub const COMMANDS: [&str; 16] = [
     "RANK.REM",
     "RANK.CARD",
     "RANK.DROP",
+    "HOT.CREATE",
+    "HOT.ALTER",
+    "HOT.REM",
+    "HOT.EXPORT",
+    "HOT.INFO",
+    "HOT.BOARDS",
+    "RANK.INFO",
+    "RANK.COUNT",
+    "RANK.BOARDS",
 ];
 
-pub const READ_ONLY: [&str; 8] = [
+pub const READ_ONLY: [&str; 14] = [
     "HOT.TOP",
     "HOT.STATS",
     "RANK.SCORE",
@@ -52,6 +61,12 @@ pub const READ_ONLY: [&str; 8] = [
     "RANK.AROUND",
     "RANK.RANGEBYSCORE",
     "RANK.CARD",
+    "HOT.EXPORT",
+    "HOT.INFO",
+    "HOT.BOARDS",
+    "RANK.INFO",
+    "RANK.COUNT",
+    "RANK.BOARDS",
 ];
 
 pub const OPTIONS: [&str; 27] = [
@@ -369,6 +384,26 @@ impl Gen {
                     }
                 }
                 "AGO" => out.push(self.small_int()),
+                "COUNT" => out.push(match self.rng.below_any(3) {
+                    0 => self.pick(&NUMBERS).as_bytes().to_vec(),
+                    _ => (self.rng.below_any(50) + 1).to_string().into_bytes(),
+                }),
+                "TIME" => out.push(self.time()),
+                "MEMBER" => out.push(self.id()),
+                "ALPHA" | "BETA" | "BASE" | "GAMMA" => out.push(match self.rng.below_any(3) {
+                    0 => self.pick(&NUMBERS).as_bytes().to_vec(),
+                    _ => {
+                        format!("{}.{}", self.rng.below_any(3), self.rng.below_any(10)).into_bytes()
+                    }
+                }),
+                "DEDUP-SECONDS"
+                | "VISITOR-MAX-VIEWS"
+                | "VISITOR-WINDOW-SECONDS"
+                | "MAX-ARTICLES"
+                | "RETENTION-SECONDS" => out.push(match self.rng.below_any(3) {
+                    0 => self.pick(&NUMBERS).as_bytes().to_vec(),
+                    _ => (self.rng.below_any(5000) + 1).to_string().into_bytes(),
+                }),
                 "TZ" => out.push(
                     self.pick(&[
                         "+00:00", "-14:00", "+14:00", "+05:45", "-03:30", "+14:01", "UTC", "05:00",
@@ -411,6 +446,16 @@ impl Gen {
     /// An invocation shaped like the command's syntax.
     pub fn shaped(&mut self, cmd: &str) -> Vec<Vec<u8>> {
         let mut a: Vec<Vec<u8>> = vec![cmd.as_bytes().to_vec()];
+        if cmd.ends_with(".BOARDS") {
+            // Keyless: a cursor, not a board.
+            a.push(match self.rng.below_any(4) {
+                0 => self.pick(&NUMBERS).as_bytes().to_vec(),
+                1 => self.big_int(),
+                _ => b"0".to_vec(),
+            });
+            self.options(&["COUNT"], &mut a);
+            return a;
+        }
         let hot = cmd.starts_with("HOT.");
         let board = if self.rng.one_in(6) {
             self.any_board()
@@ -516,7 +561,38 @@ impl Gen {
                     a.push(self.id());
                 }
             }
-            _ => {} // RANK.CARD, RANK.DROP
+            "HOT.CREATE" | "HOT.ALTER" => self.options(
+                &[
+                    "ALPHA",
+                    "BETA",
+                    "BASE",
+                    "GAMMA",
+                    "DEDUP-SECONDS",
+                    "VISITOR-MAX-VIEWS",
+                    "VISITOR-WINDOW-SECONDS",
+                    "MAX-ARTICLES",
+                    "RETENTION-SECONDS",
+                ],
+                &mut a,
+            ),
+            "HOT.REM" => {
+                for _ in 0..=self.rng.below_any(3) {
+                    a.push(self.id());
+                }
+            }
+            "HOT.EXPORT" => {
+                a.push(match self.rng.below_any(4) {
+                    0 => self.pick(&NUMBERS).as_bytes().to_vec(),
+                    1 => self.small_int(),
+                    _ => b"0".to_vec(),
+                });
+                self.options(&["COUNT", "AT"], &mut a);
+            }
+            "RANK.COUNT" => {
+                a.push(value(self));
+                self.options(&["TIME", "MEMBER", "PERIOD"], &mut a);
+            }
+            _ => {} // RANK.CARD, RANK.DROP, HOT.INFO, RANK.INFO
         }
         // Reads of a period board.
         if matches!(

@@ -381,6 +381,20 @@ def hot_export(
     return Call(tuple(args), parse)
 
 
+def boards(cmd: str, cursor: int, count: Optional[int]) -> Call[Tuple[int, List[str]]]:
+    """HOT.BOARDS / RANK.BOARDS: ``(next_cursor, [board key, …])`` of the node it runs
+    on; the cursor is 0 when the walk is done."""
+    args: List[Arg] = [cmd, int_arg("cursor", cursor)]
+    if count is not None:
+        args += ["COUNT", int_arg("count", count)]
+
+    def parse(reply: Any) -> Tuple[int, List[str]]:
+        nxt, names = reply
+        return integer(nxt), [text(n) for n in names]
+
+    return Call(tuple(args), parse)
+
+
 # ---------------------------------------------------------------------------
 # RANK
 

@@ -59,6 +59,39 @@ class Client:
         """The leaderboard ``prefix + key``."""
         return Leaderboard(self, key)
 
+    def hot_boards(self, count: Optional[int] = None) -> Iterator[HotBoard]:
+        """Every HOT board under this client's prefix (HOT.BOARDS, followed to the end
+        on every master of a cluster). As with SCAN, a board present for the whole walk
+        is returned at least once, maybe twice. ``count`` is HOT.BOARDS's COUNT hint."""
+        for name in self._boards("HOT.BOARDS", count):
+            yield HotBoard(self, name)
+
+    def leaderboards(self, count: Optional[int] = None) -> Iterator[Leaderboard]:
+        """Every leaderboard under this client's prefix (RANK.BOARDS), as :meth:`hot_boards`."""
+        for name in self._boards("RANK.BOARDS", count):
+            yield Leaderboard(self, name)
+
+    def _boards(self, cmd: str, count: Optional[int]) -> Iterator[str]:
+        """Board names (the prefix taken off) of every node: one cursor walk per master."""
+        r: Any = self.redis  # redis-py's cluster methods are untyped
+        if isinstance(self.redis, redis.cluster.RedisCluster):
+            nodes: List[Any] = list(r.get_primaries())
+        else:
+            nodes = [None]
+        for node in nodes:
+            cursor = 0
+            while True:
+                call = c.boards(cmd, cursor, count)
+                kwargs = {} if node is None else {"target_nodes": node}
+                try:
+                    reply = r.execute_command(*call.args, **kwargs)
+                except redis.exceptions.ResponseError as e:
+                    raise server_error(e) from e
+                cursor, names = call.parse(reply)
+                yield from (n[len(self.prefix) :] for n in names if n.startswith(self.prefix))
+                if cursor == 0:
+                    break
+
 
 class _Board:
     """A board bound to a connection: runs calls and turns error replies into typed errors."""

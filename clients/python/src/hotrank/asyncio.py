@@ -60,6 +60,42 @@ class Client:
         """The leaderboard ``prefix + key``."""
         return Leaderboard(self, key)
 
+    async def hot_boards(self, count: Optional[int] = None) -> AsyncIterator[HotBoard]:
+        """Every HOT board under this client's prefix (HOT.BOARDS, followed to the end
+        on every master of a cluster). As with SCAN, a board present for the whole walk
+        is returned at least once, maybe twice. ``count`` is HOT.BOARDS's COUNT hint."""
+        async for name in self._boards("HOT.BOARDS", count):
+            yield HotBoard(self, name)
+
+    async def leaderboards(self, count: Optional[int] = None) -> AsyncIterator[Leaderboard]:
+        """Every leaderboard under this client's prefix (RANK.BOARDS), as :meth:`hot_boards`."""
+        async for name in self._boards("RANK.BOARDS", count):
+            yield Leaderboard(self, name)
+
+    async def _boards(self, cmd: str, count: Optional[int]) -> AsyncIterator[str]:
+        """Board names (the prefix taken off) of every node: one cursor walk per master."""
+        r: Any = self.redis  # redis-py's cluster methods are untyped
+        if isinstance(self.redis, redis.asyncio.cluster.RedisCluster):
+            await r.initialize()  # the node table is empty until the first command
+            nodes: List[Any] = list(r.get_primaries())
+        else:
+            nodes = [None]
+        for node in nodes:
+            cursor = 0
+            while True:
+                call = c.boards(cmd, cursor, count)
+                kwargs = {} if node is None else {"target_nodes": node}
+                try:
+                    reply = await r.execute_command(*call.args, **kwargs)
+                except redis.exceptions.ResponseError as e:
+                    raise server_error(e) from e
+                cursor, names = call.parse(reply)
+                for n in names:
+                    if n.startswith(self.prefix):
+                        yield n[len(self.prefix) :]
+                if cursor == 0:
+                    break
+
 
 class _Board:
     """A board bound to a connection: runs calls and turns error replies into typed errors."""
