@@ -100,6 +100,8 @@ WITH_REPLICA=1 profile hot.view-commands-replica "${KEEP[@]}" replicate commands
 # 1000): the upkeep path. -r 100000 whatever KEYSPACE says.
 WORKLOAD_KEYSPACE=100000 profile hot.view-trimmed-100k -- \
   HOT.VIEW 'hot:{b}' art:__rand_int__ vis:__rand_int__
+WORKLOAD_KEYSPACE=100000 profile hot.view-trimmed-100k-commands replicate commands -- \
+  HOT.VIEW 'hot:{b}' art:__rand_int__ vis:__rand_int__
 WORKLOAD_KEYSPACE=100000 profile lua-plain-seed-100k -- EVALSHA @SHA_PLAIN@ 4 'lua:{b}:pv:art:__rand_int__' \
   'lua:{b}:uv:art:__rand_int__' 'lua:{b}:meta:art:__rand_int__' 'lua:{b}' art:__rand_int__ vis:__rand_int__
 profile hot.view-no-abnormal-check "${KEEP[@]}" hotrank.visitor-max-views 0 -- \
