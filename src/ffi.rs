@@ -589,18 +589,50 @@ pub type CmdFunc = extern "C" fn(
     std::os::raw::c_int,
 ) -> std::os::raw::c_int;
 
-/// Runs one command: decodes the arguments and sends the reply `run`
-/// returns. The caller (the command table's callbacks) puts its panic guard
-/// inside `run`.
+/// Arguments [`dispatch`] wraps on the stack; a command with more (RANK.MINCR
+/// of many members, HOT.REM of many articles) gets them in a `Vec`.
+const STACK_ARGS: usize = 16;
+
+/// Runs one command: wraps the arguments and sends the reply `run` returns.
+/// Up to [`STACK_ARGS`] arguments are wrapped in an array on the stack, so
+/// the common commands allocate nothing on the Rust heap for them. The
+/// caller (the command table's callbacks) puts its panic guard inside `run`,
+/// so `run` returns and the wrappers are always released here.
 pub fn dispatch(
     ctx: *mut raw::RedisModuleCtx,
     argv: *mut *mut raw::RedisModuleString,
     argc: std::os::raw::c_int,
-    run: impl FnOnce(&Context, Vec<RedisString>) -> redis_module::RedisResult,
+    run: impl FnOnce(&Context, &[RedisString]) -> redis_module::RedisResult,
 ) -> std::os::raw::c_int {
     let context = Context::new(ctx);
-    let args = redis_module::decode_args(ctx, argv, argc);
-    let reply = run(&context, args);
+    let n = if argv.is_null() {
+        0
+    } else {
+        usize::try_from(argc).unwrap_or(0)
+    };
+    let reply = if n <= STACK_ARGS {
+        let mut buf: [std::mem::MaybeUninit<RedisString>; STACK_ARGS] =
+            [const { std::mem::MaybeUninit::uninit() }; STACK_ARGS];
+        for (i, slot) in buf.iter_mut().enumerate().take(n) {
+            // SAFETY: argv holds argc live strings for the call (i < n = argc);
+            // RedisString::new retains the string, its Drop releases it.
+            slot.write(RedisString::new(std::ptr::NonNull::new(ctx), unsafe {
+                *argv.add(i)
+            }));
+        }
+        // SAFETY: the first n slots were written just above; MaybeUninit<T>
+        // has T's layout, so they read as a slice of n RedisStrings.
+        let args = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<RedisString>(), n) };
+        let reply = run(&context, args);
+        for slot in &mut buf[..n] {
+            // SAFETY: each of the first n slots is initialised and dropped once.
+            unsafe { slot.assume_init_drop() };
+        }
+        reply
+    } else {
+        let args = redis_module::decode_args(ctx, argv, argc);
+        run(&context, &args)
+    };
     context.reply(reply) as std::os::raw::c_int
 }
 

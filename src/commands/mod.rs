@@ -74,8 +74,8 @@ pub type Res<T> = Result<T, Fail>;
 
 /// Runs a handler so that a panic becomes an error reply instead of aborting
 /// redis-server, and counts errors for INFO.
-pub fn guard(ctx: &Context, args: Vec<RedisString>, f: table::Handler) -> RedisResult {
-    let out = catch_unwind(AssertUnwindSafe(|| f(ctx, &args)));
+pub fn guard(ctx: &Context, args: &[RedisString], f: table::Handler) -> RedisResult {
+    let out = catch_unwind(AssertUnwindSafe(|| f(ctx, args)));
     match out {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(fail)) => Err(match fail {
@@ -235,16 +235,38 @@ pub fn board<'a>(args: &mut Args<'a>) -> Res<&'a RedisString> {
     Ok(k)
 }
 
-/// A board within one command: its key, the caller's ACL user (looked up
-/// once per command) and a reused buffer for the names of the keys derived
-/// from it. The one way the handlers name and ACL-check derived keys.
+thread_local! {
+    /// Where derived key names are built ([`BoardCtx::derived`]): one buffer
+    /// per thread, reused by every command, so naming a key allocates
+    /// nothing on the Rust heap once it has grown to the names in use.
+    static NAME_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Most bytes [`NAME_BUF`] keeps between commands: a longer name (a huge
+/// article id) is built, then the buffer gives the memory back.
+const NAME_BUF_KEEP: usize = 4096;
+
+/// Runs `f` on the cleared name buffer ([`NAME_BUF`]).
+fn with_name_buf<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    NAME_BUF.with(|cell| {
+        let mut buf = cell.borrow_mut();
+        buf.clear();
+        let out = f(&mut buf);
+        if buf.capacity() > NAME_BUF_KEEP {
+            *buf = Vec::new();
+        }
+        out
+    })
+}
+
+/// A board within one command: its key and the caller's ACL user (looked up
+/// once per command); derived key names are built in [`NAME_BUF`]. The one
+/// way the handlers name and ACL-check derived keys.
 pub struct BoardCtx<'a> {
     pub ctx: &'a Context,
     /// The board key (checked by [`board`]).
     pub key: &'a RedisString,
     acl: ffi::AclUser,
-    /// Where derived names are built, reused by every [`BoardCtx::derived`].
-    name: std::cell::RefCell<Vec<u8>>,
     /// The HOT board's epoch ([`keys::Kind::Epoch`]): 0 until
     /// [`BoardCtx::load_epoch`] reads it.
     epoch: std::cell::Cell<i64>,
@@ -272,7 +294,6 @@ impl<'a> BoardCtx<'a> {
             } else {
                 ffi::AclUser::current(ctx)
             },
-            name: std::cell::RefCell::new(Vec::with_capacity(2 * key.len() + 64)),
             epoch: std::cell::Cell::new(0),
         })
     }
@@ -284,7 +305,6 @@ impl<'a> BoardCtx<'a> {
             ctx,
             key,
             acl: ffi::AclUser::none(),
-            name: std::cell::RefCell::new(Vec::with_capacity(2 * key.len() + 64)),
             epoch: std::cell::Cell::new(epoch),
         }
     }
@@ -305,9 +325,10 @@ impl<'a> BoardCtx<'a> {
 
     /// The name of the board's epoch key (never epoch-named), ACL-checked.
     pub fn epoch_name(&self, write: bool) -> Res<RedisString> {
-        let mut buf = self.name.borrow_mut();
-        keys::derived_into(&mut buf, self.key.as_slice(), keys::Kind::Epoch, &[]);
-        let name = RedisString::create_from_slice(self.ctx.ctx, &buf);
+        let name = with_name_buf(|buf| {
+            keys::derived_into(buf, self.key.as_slice(), keys::Kind::Epoch, &[]);
+            RedisString::create_from_slice(self.ctx.ctx, buf)
+        });
         self.acl.check(&name, write)?;
         Ok(name)
     }
@@ -367,10 +388,11 @@ impl<'a> BoardCtx<'a> {
     /// A derived key of the board ([`keys::derived`]), ACL-checked for the
     /// calling user (`write`: write access, else read). Error: `NOPERM …`.
     pub fn derived(&self, kind: keys::Kind, parts: &[&[u8]], write: bool) -> Res<RedisString> {
-        let mut buf = self.name.borrow_mut();
-        keys::derived_epoch_into(&mut buf, self.key.as_slice(), self.epoch.get(), kind, parts);
-        // Binary-safe (Context::create_string would refuse the zero byte).
-        let name = RedisString::create_from_slice(self.ctx.ctx, &buf);
+        let name = with_name_buf(|buf| {
+            keys::derived_epoch_into(buf, self.key.as_slice(), self.epoch.get(), kind, parts);
+            // Binary-safe (Context::create_string would refuse the zero byte).
+            RedisString::create_from_slice(self.ctx.ctx, buf)
+        });
         self.acl.check(&name, write)?;
         Ok(name)
     }
