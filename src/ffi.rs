@@ -1104,6 +1104,27 @@ impl Key {
         (ms != raw::REDISMODULE_NO_EXPIRE as i64).then_some(ms)
     }
 
+    /// Milliseconds from `now_ms` (unix ms: the command's clock, which is
+    /// the master's `CLOCK` on a replica or an AOF load) to the key's
+    /// expiry; `None` if missing or without expiry. Read as the absolute
+    /// expiry (`RedisModule_GetAbsExpire`, 6.2.2+), so the answer does not
+    /// depend on when this server runs the command; where the server lacks
+    /// it, the server's own remaining time.
+    pub fn ttl_at(&self, now_ms: i64) -> Option<i64> {
+        if self.raw.key.is_null() || self.kind() == KeyKind::Empty {
+            return None;
+        }
+        // SAFETY: the API table is written once at load time and only read
+        // afterwards; an open key handle.
+        match unsafe { raw::RedisModule_GetAbsExpire } {
+            Some(get) => {
+                let at = unsafe { get(self.raw.key) };
+                (at != raw::REDISMODULE_NO_EXPIRE as i64).then(|| at.saturating_sub(now_ms))
+            }
+            None => self.ttl(),
+        }
+    }
+
     /// Sets the key to expire at `at_ms` (unix ms), exactly: with
     /// `RedisModule_SetAbsExpire` where the server has it (6.2.2+), else
     /// relative to `now_ms`.

@@ -960,3 +960,24 @@ fn drop_keeps_the_epoch_as_long_as_the_dropped_boards_own_dedup_window() {
     // A board made again at once under the name starts fresh.
     assert_eq!(view(&mut c, board, b"a", b"v", T0 + 1).status, "counted");
 }
+
+/// A hand-written article index with a huge sequence number does not break
+/// the index sweep: a view of a new article is counted, replies normally,
+/// and no panic is counted.
+#[test]
+fn index_sweep_survives_a_hand_written_huge_sequence_number() {
+    let s = Server::start();
+    let mut c = s.conn();
+    let board: &[u8] = b"hot:{huge}";
+    assert_eq!(view(&mut c, board, b"a1", b"v1", T0).status, "counted");
+    let ix = derived_board(board, "ix");
+    ok(&mut c, &[b"ZADD", &ix, b"1e20", b"zz"]);
+    for i in 0..5 {
+        let a = format!("n{i}");
+        let r = view(&mut c, board, a.as_bytes(), b"v1", T0 + 1 + i);
+        assert_eq!((r.pv, r.status.as_str()), (1, "counted"), "{a}");
+    }
+    let info: String = redis::cmd("INFO").arg("hotrank").query(&mut c).unwrap();
+    assert!(info.contains("hotrank_panics_caught:0"), "{info}");
+    assert!(info.contains("hotrank_upkeep_errors:0"), "{info}");
+}

@@ -397,3 +397,69 @@ fn a_trimmed_article_comes_back_with_every_counted_view() {
         .collect();
     assert_eq!(got, want);
 }
+
+/// Every key's absolute expiry (PEXPIRETIME, unix ms; -1 none).
+fn expiries(c: &mut Connection) -> std::collections::BTreeMap<Vec<u8>, i64> {
+    let keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(c).expect("KEYS");
+    keys.into_iter()
+        .map(|k| {
+            let at: i64 = redis::cmd("PEXPIRETIME")
+                .arg(&k)
+                .query(c)
+                .expect("PEXPIRETIME");
+            (k, at)
+        })
+        .collect()
+}
+
+/// In `commands` mode, whether a view refreshes the retention expiry is
+/// judged at the master's clock (`CLOCK`), not at the clock of the server
+/// that replays it: an AOF replayed 7 s later sets the same expiry times.
+/// (DEBUG DIGEST does not show expiry times on Redis 7.0, so this compares
+/// PEXPIRETIME of every key.)
+#[test]
+fn commands_mode_aof_replay_keeps_the_masters_expiry_times() {
+    let mut n = Node::new("settings-aof-expiry");
+    let extra = [
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--enable-debug-command",
+        "local",
+    ];
+    n.start(&extra);
+    let mut c = n.conn();
+    config_set(&mut c, "hotrank.replicate", "commands");
+    let b = "hot:{expiry}";
+    let _: redis::Value = redis::cmd("HOT.CREATE")
+        .arg(b)
+        .arg("RETENTION-SECONDS")
+        .arg(60)
+        .query(&mut c)
+        .expect("HOT.CREATE");
+    let view = |c: &mut Connection, v: &str| {
+        let _: redis::Value = redis::cmd("HOT.VIEW")
+            .arg(b)
+            .arg("a")
+            .arg(v)
+            .query(c)
+            .expect("HOT.VIEW");
+    };
+    view(&mut c, "v1");
+    // 1 s later the expiry is still fresh (more than 54 s left): kept.
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    view(&mut c, "v2");
+    let before = expiries(&mut c);
+    assert!(before.values().any(|&at| at > 0), "{before:?}");
+    // Replayed 7 s later, where the same expiry would look stale (53 s left).
+    std::thread::sleep(std::time::Duration::from_millis(6500));
+    n.kill9();
+    n.start(&extra);
+    let mut c = n.conn();
+    assert_eq!(
+        expiries(&mut c),
+        before,
+        "expiry times after the AOF replay"
+    );
+}

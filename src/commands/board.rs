@@ -158,7 +158,9 @@ pub(super) fn refresh_retention(
     ret: i64,
     keys: &mut [(&RedisString, &mut ffi::Key)],
 ) {
-    if !view::retention_fresh(keys.first().and_then(|(_, h)| h.ttl()), ret) {
+    // Judged at `now` (the master's clock on a replica or an AOF load), not
+    // at this server's: the same decision wherever the command runs.
+    if !view::retention_fresh(keys.first().and_then(|(_, h)| h.ttl_at(now)), ret) {
         for (name, h) in keys.iter_mut() {
             if h.kind() != KeyKind::Empty {
                 expire_effect(ctx, name, h, now + ret, now);

@@ -170,7 +170,9 @@ pub(super) fn sweep_index(b: &BoardCtx, seed: u64) -> Res<()> {
     let Some(last) = h.zset_last_score() else {
         return Ok(());
     };
-    let span = last.max(0.0) as u64 + 1;
+    // Sequence numbers are small integers; a hand-written score must not
+    // overflow the span (at most 2^53, where f64 still counts by one).
+    let span = (last.clamp(0.0, 9_007_199_254_740_992.0) as u64) + 1;
     let (mut x, mut removed) = (seed, 0);
     for _ in 0..SWEEP_PROBES {
         x = crate::hot::dedup::mix(x);

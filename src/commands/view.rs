@@ -284,7 +284,7 @@ impl ViewHandles {
             t: r.t,
             now: r.now,
             pv: self.pv_value,
-            pv_ttl: self.pv.ttl(),
+            pv_ttl: self.pv.ttl_at(r.now),
             published: self.published,
             visitor_views: self.visitor_views,
             visitor_max: s.visitor_max_views(),
@@ -490,10 +490,15 @@ fn finish_counted(
         let card = h.board.len() as i64;
         let name = name.clone();
         drop(h);
-        if expired
-            .and_then(|e| upkeep(b, &name, f, &k.settings, r.now, e, card))
-            .is_err()
-        {
+        // The view is written: an upkeep failure, even a panic, must not
+        // turn it into an error reply (a retry would count it twice) nor
+        // stop its replication in `commands` mode. It is counted instead.
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            expired
+                .and_then(|e| upkeep(b, &name, f, &k.settings, r.now, e, card))
+                .is_ok()
+        }));
+        if !matches!(ok, Ok(true)) {
             stats::add(&stats::UPKEEP_ERRORS, 1);
         }
     }
