@@ -122,7 +122,9 @@ pub fn set_command_info(ctx: &Context) -> Result<(), String> {
 /// tips.
 fn tips(access: KeyAccess) -> Option<&'static std::ffi::CStr> {
     match access {
-        KeyAccess::Keyless => Some(c"nondeterministic_output request_policy:special"),
+        KeyAccess::Keyless => {
+            Some(c"nondeterministic_output request_policy:special response_policy:special")
+        }
         _ => None,
     }
 }
