@@ -10,6 +10,11 @@
 //!   place with `unsafe` and raw API calls; it imports nothing above it and
 //!   offers generic primitives), and the registration below (the command
 //!   table is registered by `commands::register`).
+//!
+//! No `unwrap()` outside tests (a panic that escaped the guard would abort
+//! redis-server): clippy's `unwrap_used` is an error here.
+
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod hot;
 pub mod keys;
