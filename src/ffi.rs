@@ -1266,6 +1266,19 @@ impl Key {
     /// at least `min`, with its score; `None` if there is none (or the key
     /// is missing or not a ZSET).
     pub fn zset_first_from(&self, min: f64) -> Option<(RedisString, f64)> {
+        self.zset_end(false, min)
+    }
+
+    /// The highest score of a ZSET (`None` if missing or empty).
+    pub fn zset_last_score(&self) -> Option<f64> {
+        self.zset_end(true, f64::NEG_INFINITY)
+            .map(|(_, score)| score)
+    }
+
+    /// One end of the ZSET's score range `[min, +inf]`: the first member
+    /// (`last` false) or the last, with its score; `None` if the range is
+    /// empty (or the key is missing or not a ZSET).
+    fn zset_end(&self, last: bool, min: f64) -> Option<(RedisString, f64)> {
         if self.raw.key.is_null() || self.kind() != KeyKind::ZSet {
             return None;
         }
@@ -1273,13 +1286,12 @@ impl Key {
         // SAFETY: an open ZSET key; the range is stopped before returning,
         // and the element is a new string owned by the returned RedisString.
         unsafe {
-            let ok = raw::RedisModule_ZsetFirstInScoreRange.expect("zset range API")(
-                key,
-                min,
-                f64::INFINITY,
-                0,
-                0,
-            );
+            let start = if last {
+                raw::RedisModule_ZsetLastInScoreRange
+            } else {
+                raw::RedisModule_ZsetFirstInScoreRange
+            };
+            let ok = start.expect("zset range API")(key, min, f64::INFINITY, 0, 0);
             let mut score = 0.0;
             let ele = if ok == raw::REDISMODULE_OK as i32 {
                 raw::RedisModule_ZsetRangeCurrentElement.expect("zset range API")(key, &mut score)
@@ -1293,37 +1305,6 @@ impl Key {
                     score,
                 )
             })
-        }
-    }
-
-    /// The highest score of a ZSET (`None` if missing or empty).
-    pub fn zset_last_score(&self) -> Option<f64> {
-        if self.raw.key.is_null() || self.kind() != KeyKind::ZSet {
-            return None;
-        }
-        let key = self.raw.key;
-        // SAFETY: an open ZSET key; the range is stopped before returning;
-        // the element string is freed at once (only its score is kept).
-        unsafe {
-            let ok = raw::RedisModule_ZsetLastInScoreRange.expect("zset range API")(
-                key,
-                f64::NEG_INFINITY,
-                f64::INFINITY,
-                0,
-                0,
-            );
-            let mut score = 0.0;
-            let ele = if ok == raw::REDISMODULE_OK as i32 {
-                raw::RedisModule_ZsetRangeCurrentElement.expect("zset range API")(key, &mut score)
-            } else {
-                std::ptr::null_mut()
-            };
-            raw::RedisModule_ZsetRangeStop.expect("zset range API")(key);
-            if ele.is_null() {
-                return None;
-            }
-            drop(RedisString::from_redis_module_string(self.raw.ctx, ele));
-            Some(score)
         }
     }
 

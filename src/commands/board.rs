@@ -35,18 +35,14 @@ pub(super) fn int_field(v: Option<RedisString>) -> Res<Option<i64>> {
 }
 
 /// The meta hash's `publishedAt` (HGET), checked to be an integer. The
-/// meta hash holds only that: PV and UV live in their counter and HyperLogLog.
+/// meta hash holds it and `lastView`: PV and UV live in their counter and
+/// HyperLogLog.
 pub(super) fn published_at(h: &ffi::Key) -> Res<Option<i64>> {
     int_field(h.hash_get(c"publishedAt"))
 }
 
-/// The meta hash's `lastView` (unix ms of the article's last counted view),
-/// checked to be an integer as [`published_at`] is.
-pub(super) fn last_view_at(h: &ffi::Key) -> Res<Option<i64>> {
-    int_field(h.hash_get(c"lastView"))
-}
-
-/// [`published_at`] and [`last_view_at`] in one read of the meta hash.
+/// [`published_at`] and the meta hash's `lastView` (unix ms of the
+/// article's last counted view), checked alike, in one read of the hash.
 pub(super) fn published_and_last_view(h: &ffi::Key) -> Res<(Option<i64>, Option<i64>)> {
     let (p, l) = h.hash_get2(c"publishedAt", c"lastView");
     Ok((int_field(p)?, int_field(l)?))

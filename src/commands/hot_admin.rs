@@ -9,7 +9,7 @@
 //! HOT.DROP deletes article keys from, and what HOT.INFO counts.
 
 use super::board::settings_of;
-use super::board::{board_record, check_hot_board, dedup_name, last_view_at, published_at};
+use super::board::{board_record, check_hot_board, dedup_name, published_and_last_view};
 use super::hot::facts;
 use super::{bulk, counter_of, effect, zadd_effect, Args, BoardCtx, Fail, Res};
 use crate::config;
@@ -222,8 +222,7 @@ fn export_row(
     f: &crate::hot::Formula,
 ) -> Res<Option<RedisValue>> {
     let (_, meta) = b.open_derived(Kind::Meta, &[article], KeyKind::Hash, false)?;
-    let published = published_at(&meta)?;
-    let last_view = last_view_at(&meta)?;
+    let (published, last_view) = published_and_last_view(&meta)?;
     let (_, sus_h) = b.open_derived(Kind::Suspicious, &[article], KeyKind::String, false)?;
     let suspicious = counter_of(&sus_h)?;
     let (pv, uv) = match facts(b, article)? {

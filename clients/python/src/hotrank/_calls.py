@@ -395,6 +395,11 @@ def boards(cmd: str, cursor: int, count: Optional[int]) -> Call[Tuple[int, List[
     return Call(tuple(args), parse)
 
 
+def unprefixed(names: Iterable[str], prefix: str) -> List[str]:
+    """The board names under ``prefix``, with the prefix taken off."""
+    return [n[len(prefix) :] for n in names if n.startswith(prefix)]
+
+
 # ---------------------------------------------------------------------------
 # RANK
 

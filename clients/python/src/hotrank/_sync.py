@@ -88,7 +88,7 @@ class Client:
                 except redis.exceptions.ResponseError as e:
                     raise server_error(e) from e
                 cursor, names = call.parse(reply)
-                yield from (n[len(self.prefix) :] for n in names if n.startswith(self.prefix))
+                yield from c.unprefixed(names, self.prefix)
                 if cursor == 0:
                     break
 

@@ -90,9 +90,8 @@ class Client:
                 except redis.exceptions.ResponseError as e:
                     raise server_error(e) from e
                 cursor, names = call.parse(reply)
-                for n in names:
-                    if n.startswith(self.prefix):
-                        yield n[len(self.prefix) :]
+                for name in c.unprefixed(names, self.prefix):
+                    yield name
                 if cursor == 0:
                     break
 
