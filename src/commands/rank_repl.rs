@@ -32,7 +32,7 @@
 
 use super::{from_master_or_aof, replicating_commands, Args, Res};
 use crate::ffi;
-use crate::parse::{parse_i64, IntText, StackText};
+use crate::parse::{parse_i64, time_text, IntText};
 use crate::rank::period::Spec;
 use crate::rank::{Layout, Order, Settings};
 use redis_module::{Context, RedisString};
@@ -51,31 +51,6 @@ pub fn leading_clock(ctx: &Context, args: &mut Args) -> Res<Option<i64>> {
     }
     args.next();
     Ok(Some(parse_i64("CLOCK", args.value_of("CLOCK")?)?))
-}
-
-/// A time as `AT` takes it, on the stack: unix seconds with up to three
-/// decimals, trailing zeros trimmed (as [`crate::parse::format_time_ms`]).
-pub fn time_text(ms: i64) -> StackText<32> {
-    let mut out = StackText::default();
-    let (s, m) = (ms.div_euclid(1000), ms.rem_euclid(1000));
-    out.push(IntText::new(s).as_bytes());
-    if m != 0 {
-        let digits = [
-            b'0' + (m / 100) as u8,
-            b'0' + (m / 10 % 10) as u8,
-            b'0' + (m % 10) as u8,
-        ];
-        let n = if m % 100 == 0 {
-            1
-        } else if m % 10 == 0 {
-            2
-        } else {
-            3
-        };
-        out.push(b".");
-        out.push(&digits[..n]);
-    }
-    out
 }
 
 /// The options of a `RANK.CREATE` that stores exactly `settings`' layout
