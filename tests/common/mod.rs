@@ -8,7 +8,7 @@
 //!   built with `cargo build --release` first if missing, because `cargo test`
 //!   does not rebuild a cdylib for integration tests).
 //! - `HOTRANK_START_WAIT_MS`: how long a server may take to answer PING after
-//!   it is started (default 10000).
+//!   it is started (default 30000).
 //! - `HOTRANK_SHUTDOWN_WAIT_MS`: how long a dropped server may take to exit
 //!   after `SHUTDOWN` before it is killed (default 2000; 0 kills at once).
 //!   A graceful exit lets valgrind write its leak report.
@@ -58,12 +58,36 @@ fn env_ms(name: &str, default_ms: u64) -> Duration {
     Duration::from_millis(ms)
 }
 
+/// Lowest and one past the highest port `free_port` hands out. They sit
+/// below Linux's ephemeral range (32768–60999 by default), so a client
+/// connection's local port can never take a test server's port between
+/// `free_port` and the server's `bind`.
+const PORT_LOW: u16 = 12_000;
+const PORT_HIGH: u16 = 32_000;
+
+/// A loopback TCP port that was free a moment ago, outside the ephemeral
+/// range. Ports are handed out in turn from a per-process start point, so
+/// two threads of one test binary never get the same one.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+    let span = u32::from(PORT_HIGH - PORT_LOW);
+    if NEXT.load(Ordering::Relaxed) == u32::MAX {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let seed = (std::process::id().wrapping_mul(7919) ^ nanos) % span;
+        let _ = NEXT.compare_exchange(u32::MAX, seed, Ordering::Relaxed, Ordering::Relaxed);
+    }
+    for _ in 0..span {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed) % span;
+        let port = PORT_LOW + n as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port in {PORT_LOW}..{PORT_HIGH}");
 }
 
 /// A running server; shut down (or killed) when dropped.
@@ -80,10 +104,24 @@ impl Server {
     }
 
     /// A server with extra arguments; `with_module` false starts a bare server.
+    ///
+    /// A server that exits before it answers PING (its port was taken between
+    /// `free_port` and its `bind`) is started again on another port, up to
+    /// five times.
     pub fn start_with(extra: &[&str], with_module: bool) -> Server {
-        let server = Server::spawn(extra, with_module);
-        server.wait_ready();
-        server
+        for attempt in 1.. {
+            let mut server = Server::spawn(extra, with_module);
+            if server.wait_ready() {
+                return server;
+            }
+            let status = server.child.try_wait().ok().flatten();
+            assert!(
+                attempt < 5,
+                "server on port {} exited while starting ({status:?}), {attempt} attempts",
+                server.port
+            );
+        }
+        unreachable!()
     }
 
     /// Starts a server with the module loaded with `module_args` (placed right
@@ -100,7 +138,7 @@ impl Server {
         let mut extra: Vec<&str> = module_args.to_vec();
         extra.extend(["--logfile", &log_arg]);
         let mut server = Server::spawn(&extra, true);
-        let deadline = Instant::now() + env_ms("HOTRANK_START_WAIT_MS", 10_000);
+        let deadline = Instant::now() + env_ms("HOTRANK_START_WAIT_MS", 30_000);
         loop {
             if !server.alive() {
                 let text = std::fs::read_to_string(&log).unwrap_or_default();
@@ -144,13 +182,17 @@ impl Server {
         Server { port, child, dir }
     }
 
-    fn wait_ready(&self) {
-        let deadline = Instant::now() + env_ms("HOTRANK_START_WAIT_MS", 10_000);
+    /// Waits until the server answers PING (true) or its process exits (false).
+    fn wait_ready(&mut self) -> bool {
+        let deadline = Instant::now() + env_ms("HOTRANK_START_WAIT_MS", 30_000);
         loop {
             if let Ok(mut c) = redis::Client::open(self.url()).and_then(|c| c.get_connection()) {
                 if redis::cmd("PING").query::<String>(&mut c).is_ok() {
-                    return;
+                    return true;
                 }
+            }
+            if !self.alive() {
+                return false;
             }
             assert!(
                 Instant::now() < deadline,

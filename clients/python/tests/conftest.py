@@ -12,6 +12,7 @@ A missing module or server fails the tests (never skips them).
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -55,13 +56,20 @@ def valkey_binary() -> str:
 
 
 def free_port() -> int:
-    """A TCP port that was free a moment ago (a cluster node also needs port + 10000)."""
+    """A loopback TCP port that was free a moment ago, with port + 10000 free
+    too (a cluster node's bus port). Both sit below Linux's ephemeral range
+    (32768-60999), so a client connection's local port cannot take them
+    before the server binds."""
+    rng = random.Random()
     while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port + 10000 < 65536:
-            return port
+        port = rng.randrange(12000, 22000)
+        try:
+            for p in (port, port + 10000):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", p))
+        except OSError:
+            continue
+        return port
 
 
 class Server:
