@@ -463,3 +463,133 @@ fn commands_mode_aof_replay_keeps_the_masters_expiry_times() {
         "expiry times after the AOF replay"
     );
 }
+
+/// `INFO hotrank`'s `hotrank_<field>` as an integer.
+fn hotrank_info(c: &mut Connection, field: &str) -> i64 {
+    let info: String = redis::cmd("INFO").arg("hotrank").query(c).expect("INFO");
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("hotrank_{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in {info}"))
+        .trim()
+        .parse()
+        .expect("integer")
+}
+
+/// In `commands` mode, board upkeep (trim, retention and index sweeps)
+/// replicates its effects after the view, and a replica runs none itself:
+/// what upkeep may open depends on the caller's ACL key patterns, which
+/// the replica does not see. Here a user may write the board and the keys
+/// of articles `a*` but not those of `xold`, which the trim must read: the
+/// master's upkeep stops at NOPERM (counted), and the replica must not trim
+/// either.
+#[test]
+fn commands_mode_upkeep_follows_the_masters_acl() {
+    let master = Server::start_with(&DEBUG_LOCAL, true);
+    let replica = replica_of(&master, true);
+    let (mut m, mut r) = (master.conn(), replica.conn());
+    config_set(&mut m, "hotrank.replicate", "commands");
+    let b = "hot:{acl}";
+    let t0 = now_s() * 1000 - 100_000;
+    ok(
+        &mut m,
+        &["HOT.CREATE", b, "MAX-ARTICLES", "1", "DEDUP-SECONDS", "0"],
+    );
+    ok(&mut m, &["HOT.VIEW", b, "xold", "v", "AT", &ts(t0)]);
+    let _: redis::Value = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("lim")
+        .arg("on")
+        .arg(">pw")
+        .arg("+@all")
+        .arg("~hot:{acl}")
+        .arg(b"~hot:{acl}?*:a*".as_slice())
+        .arg(b"~hot:{acl}?board".as_slice())
+        .arg(b"~hot:{acl}?pub".as_slice())
+        .arg(b"~hot:{acl}?ix".as_slice())
+        .arg(b"~hot:{acl}?ep".as_slice())
+        .arg(b"~hot:{acl}?vv:*".as_slice())
+        .query(&mut m)
+        .expect("ACL SETUSER");
+    let mut lim = master.conn_as("lim", "pw");
+    for i in 0..40 {
+        ok(
+            &mut lim,
+            &[
+                "HOT.VIEW",
+                b,
+                &format!("a{i}"),
+                "v",
+                "AT",
+                &ts(t0 + 1000 + i),
+            ],
+        );
+    }
+    assert!(
+        hotrank_info(&mut m, "upkeep_errors") > 0,
+        "upkeep never hit NOPERM"
+    );
+    let card: i64 = redis::cmd("ZCARD").arg(b).query(&mut m).expect("ZCARD");
+    assert_eq!(card, 41, "the master trimmed nothing");
+    wait_replica(&mut m);
+    assert_eq!(digest(&mut r), digest(&mut m), "replica digest differs");
+    // The default user's next new article trims the board, and the replica
+    // applies the master's trim.
+    ok(&mut m, &["HOT.VIEW", b, "a99", "v", "AT", &ts(t0 + 2000)]);
+    let card: i64 = redis::cmd("ZCARD").arg(b).query(&mut m).expect("ZCARD");
+    assert_eq!(card, 1, "trimmed to MAX-ARTICLES");
+    wait_replica(&mut m);
+    assert_eq!(digest(&mut r), digest(&mut m), "after the trim");
+}
+
+/// The HyperLogLog encoding a view writes follows the master's
+/// `hll-sparse-max-bytes` in `commands` mode too: the replicated HOT.VIEW
+/// carries it when it is not the default (`SPARSE n`), and a view from the
+/// master without it uses the default 3000, never the replica's own config.
+#[test]
+fn commands_mode_hyperloglog_encoding_follows_the_master() {
+    let master = Server::start_with(&DEBUG_LOCAL, true);
+    let replica = replica_of(&master, true);
+    let (mut m, mut r) = (master.conn(), replica.conn());
+    config_set(&mut m, "hotrank.replicate", "commands");
+    config_set(&mut r, "hll-sparse-max-bytes", "200");
+    let t0 = now_s() * 1000 - 100_000;
+    let encoding = |c: &mut Connection, board: &str| -> String {
+        // The header's encoding byte (after "HYLL"): 0 dense, 1 sparse.
+        let key = [board.as_bytes(), b"\0uv:a"].concat();
+        let byte: Vec<u8> = redis::cmd("GETRANGE")
+            .arg(key)
+            .arg(4)
+            .arg(4)
+            .query(c)
+            .expect("GETRANGE");
+        match byte.as_slice() {
+            [0] => "dense".to_string(),
+            [1] => "sparse".to_string(),
+            other => panic!("not a HyperLogLog header: {other:?}"),
+        }
+    };
+    // The master at the default: 400 visitors stay sparse (over 200 bytes).
+    for v in 0..400 {
+        ok(
+            &mut m,
+            &["HOT.VIEW", "hot:{s1}", "a", &format!("v{v}"), "AT", &ts(t0)],
+        );
+    }
+    // The master at 10 bytes: 30 visitors go dense.
+    config_set(&mut m, "hll-sparse-max-bytes", "10");
+    for v in 0..30 {
+        ok(
+            &mut m,
+            &["HOT.VIEW", "hot:{s2}", "a", &format!("v{v}"), "AT", &ts(t0)],
+        );
+    }
+    assert_eq!(encoding(&mut m, "hot:{s1}"), "sparse");
+    assert_eq!(encoding(&mut m, "hot:{s2}"), "dense");
+    wait_replica(&mut m);
+    assert_eq!(encoding(&mut r, "hot:{s1}"), "sparse");
+    assert_eq!(encoding(&mut r, "hot:{s2}"), "dense");
+    assert_eq!(digest(&mut r), digest(&mut m), "replica digest differs");
+    // A client cannot send SPARSE.
+    let e = q(&mut m, &["HOT.VIEW", "hot:{s2}", "a", "v", "SPARSE", "5"]).unwrap_err();
+    assert!(e.to_string().contains("syntax error"), "{e}");
+}

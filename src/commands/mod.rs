@@ -197,18 +197,42 @@ impl Drop for CommandsMode {
 /// or the AOF, where it replaces this server's clock. Returns (write time,
 /// clock), as [`write_time_at`].
 pub fn trailing_at_clock(ctx: &Context, args: &mut Args) -> Res<(i64, i64)> {
-    let (mut at, mut clock) = (None, None);
+    let (t, now, _) = trailing_options(ctx, args, false)?;
+    Ok((t, now))
+}
+
+/// [`trailing_at_clock`] for HOT.VIEW, which also takes `SPARSE n` (the
+/// master's `hll-sparse-max-bytes`, bytes, 0 or more) from the master or the AOF.
+pub fn trailing_at_clock_sparse(ctx: &Context, args: &mut Args) -> Res<(i64, i64, Option<usize>)> {
+    trailing_options(ctx, args, true)
+}
+
+fn trailing_options(
+    ctx: &Context,
+    args: &mut Args,
+    sparse_ok: bool,
+) -> Res<(i64, i64, Option<usize>)> {
+    let (mut at, mut clock, mut sparse) = (None, None, None);
+    let replicated = from_master_or_aof(ctx);
     while let Some(opt) = args.next() {
         match opt.to_ascii_uppercase().as_slice() {
             b"AT" if at.is_none() => at = Some(args.value_of("AT")?),
-            b"CLOCK" if clock.is_none() && from_master_or_aof(ctx) => {
+            b"CLOCK" if clock.is_none() && replicated => {
                 clock = Some(crate::parse::parse_i64("CLOCK", args.value_of("CLOCK")?)?)
+            }
+            b"SPARSE" if sparse.is_none() && replicated && sparse_ok => {
+                let n = crate::parse::parse_i64("SPARSE", args.value_of("SPARSE")?)?;
+                if n < 0 {
+                    return Err(Fail::Msg("ERR SPARSE must be 0 or more".into()));
+                }
+                sparse = Some(n as usize)
             }
             _ if at.is_some() => return Err(Fail::Msg("ERR syntax error".into())),
             _ => return Err(Fail::Msg("ERR syntax error: expected AT t".into())),
         }
     }
-    write_time_at(at, clock.unwrap_or_else(ffi::now_ms))
+    let (t, now) = write_time_at(at, clock.unwrap_or_else(ffi::now_ms))?;
+    Ok((t, now, sparse))
 }
 
 /// Parses the optional `AT t` of a write command against the clock `now`

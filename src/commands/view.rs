@@ -12,7 +12,7 @@ use super::board::{
 };
 use super::hot::{expired_fronts, upkeep};
 use super::hot_admin::index_add;
-use super::{bulk, counter_of, effect, trailing_at_clock, zadd_effect};
+use super::{bulk, counter_of, effect, trailing_at_clock_sparse, zadd_effect};
 use super::{Args, BoardCtx, CommandsMode, Res};
 use crate::ffi::{self, Event, KeyKind};
 use crate::hot::settings::BoardSettings;
@@ -26,12 +26,18 @@ use redis_module::{Context, RedisString, RedisValue};
 /// `HOT.VIEW K article visitor [AT t]` → `[pv, uv, score, status]`.
 /// Everything it decides comes from the board's settings (see
 /// [`BoardState`]); in `commands` mode it replicates as
-/// `HOT.VIEW K article visitor AT t CLOCK now`. Status
+/// `HOT.VIEW K article visitor AT t CLOCK now [SPARSE n]`
+/// ([`replicate_view`]), followed by the effects of its upkeep. Status
 /// `removed` (and `[0, 0, "0", "removed"]`, nothing written) for an
 /// article taken down by HOT.REM.
 pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    // `CLOCK c` (two more arguments) only from the master or the AOF.
-    let max = if super::from_master_or_aof(ctx) { 8 } else { 6 };
+    // `CLOCK c` and `SPARSE n` (four more arguments) only from the master
+    // or the AOF.
+    let max = if super::from_master_or_aof(ctx) {
+        10
+    } else {
+        6
+    };
     let mut args = Args::new(argv, 4, max)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
     b.load_epoch(true)?;
@@ -59,26 +65,54 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let plan = view::plan(&f, &h.facts(&req, &st.settings)).map_err(view_error)?;
     let score = ScoreText::new(plan.score);
     st.replicate_settings(ctx, b.key);
-    write(&b, &k, h, &req, &plan, &score, &st)?;
+    let written = write(&b, &k, h, &req, &plan, &score, &st);
     if super::replicating_commands() {
-        let (t, now) = (crate::parse::time_text(req.t), IntText::new(req.now));
-        let args = [
-            req.article.as_slice(),
-            req.visitor,
-            b"AT",
-            t.as_bytes(),
-            b"CLOCK",
-            now.as_bytes(),
-        ];
-        ffi::replicate(ctx, c"HOT.VIEW", b.key, &args);
+        // Replicated even when the write failed part way (a key that changed
+        // type under it): the replica then stops at the same point, since it
+        // holds the same data, as effects replication would leave it.
+        replicate_view(ctx, &b, &req);
     }
     drop(mode);
+    // Upkeep replicates its own effects in both modes, after the view, and a
+    // view from the master or the AOF runs none: what upkeep may do depends
+    // on the caller's ACL key patterns, which the replica cannot see.
+    if let Some(job) = written? {
+        if !super::from_master_or_aof(ctx) {
+            job.run(&b, &k.settings, req.now);
+        }
+    }
     Ok(RedisValue::Array(vec![
         RedisValue::Integer(plan.pv),
         RedisValue::Integer(plan.uv),
         bulk(score.as_bytes()),
         bulk(plan.outcome.status()),
     ]))
+}
+
+/// Replicates the view as `HOT.VIEW K article visitor AT t CLOCK now
+/// [SPARSE n]` (`commands` mode): the view time, the master's clock and,
+/// when it is not the default, the master's `hll-sparse-max-bytes`, so a
+/// replica or an AOF load writes the same bytes with its own clock and
+/// configs.
+fn replicate_view(ctx: &Context, b: &BoardCtx, req: &Request) {
+    let (t, now) = (crate::parse::time_text(req.t), IntText::new(req.now));
+    let sparse = IntText::new(req.sparse_max as i64);
+    let args: [&[u8]; 8] = [
+        req.article.as_slice(),
+        req.visitor,
+        b"AT",
+        t.as_bytes(),
+        b"CLOCK",
+        now.as_bytes(),
+        b"SPARSE",
+        sparse.as_bytes(),
+    ];
+    let n = if req.sparse_max == crate::hot::hll::DEFAULT_SPARSE_MAX_BYTES {
+        6
+    } else {
+        8
+    };
+    ffi::replicate(ctx, c"HOT.VIEW", b.key, &args[..n]);
 }
 
 /// The arguments after the board key.
@@ -90,23 +124,31 @@ struct Request<'a> {
     now: i64,
     /// The pair's dedup fingerprint.
     fp: u64,
+    /// `hll-sparse-max-bytes` for this view: the server's, or for a view
+    /// from the master or the AOF its `SPARSE n` (default 3000, whatever
+    /// this server's config says).
+    sparse_max: usize,
 }
 
-/// Parses `article visitor [AT t] [CLOCK c]`.
+/// Parses `article visitor [AT t] [CLOCK c] [SPARSE n]`.
 fn view_request<'a>(ctx: &Context, args: &mut Args<'a>) -> Res<Request<'a>> {
-    {
-        let article = args.next_rs()?;
-        let visitor = args.next_rs()?.as_slice();
-        let (t, now) = trailing_at_clock(ctx, args)?;
-        let fp = dedup::fingerprint(article.as_slice(), visitor);
-        Ok(Request {
-            article,
-            visitor,
-            t,
-            now,
-            fp,
-        })
-    }
+    let article = args.next_rs()?;
+    let visitor = args.next_rs()?.as_slice();
+    let (t, now, sparse) = trailing_at_clock_sparse(ctx, args)?;
+    let fp = dedup::fingerprint(article.as_slice(), visitor);
+    let sparse_max = match sparse {
+        Some(n) => n,
+        None if super::from_master_or_aof(ctx) => crate::hot::hll::DEFAULT_SPARSE_MAX_BYTES,
+        None => ffi::hll_sparse_max_bytes(),
+    };
+    Ok(Request {
+        article,
+        visitor,
+        t,
+        now,
+        fp,
+        sparse_max,
+    })
 }
 
 /// Names of the keys one view may touch, each ACL-checked for writing
@@ -292,7 +334,7 @@ impl ViewHandles {
             duplicate: self.duplicate,
             visitor: r.visitor,
             hll: (self.uv.kind() != KeyKind::Empty).then(|| self.uv.read()),
-            hll_sparse_max: ffi::hll_sparse_max_bytes(),
+            hll_sparse_max: r.sparse_max,
             retention: s.retention_ms(),
             record: Some(self.record),
         }
@@ -300,6 +342,8 @@ impl ViewHandles {
 }
 
 /// The write step: applies `plan` (decided from what [`read`] found).
+/// Returns the board upkeep a counted view of an article new to the board
+/// calls for, to run once the view is written and replicated.
 fn write(
     b: &BoardCtx,
     k: &ViewKeys,
@@ -308,7 +352,7 @@ fn write(
     plan: &Plan,
     score: &ScoreText,
     st: &BoardState,
-) -> Res<()> {
+) -> Res<Option<Upkeep>> {
     let ctx = b.ctx;
     b.claim_epoch()?;
     let f = &st.settings.formula;
@@ -321,8 +365,9 @@ fn write(
         }
         write_article(ctx, k, &mut h, r, plan, c)?;
         write_board(b, k, &mut h, r, c, plan.score, score)?;
-        finish_counted(b, k, h, r, c, f)?;
+        let job = finish_counted(b, k, h, r, c, f)?;
         stats::add(&stats::VIEWS_COUNTED, 1);
+        return Ok(job);
     } else if plan.outcome == Outcome::Suspicious {
         let (sus, mut sus_h) = b.open_derived(
             Kind::Suspicious,
@@ -347,7 +392,7 @@ fn write(
         write_visitor(ctx, k, &mut h, plan, r.now)?;
         stats::add(&stats::VIEWS_DUPLICATE, 1);
     }
-    Ok(())
+    Ok(None)
 }
 
 /// A counted view's article keys: the HyperLogLog (replicated as `PFADD`
@@ -455,13 +500,11 @@ fn write_board(
     Ok(())
 }
 
-/// The end of a counted view: retention expiries, the board record, then
-/// upkeep. Upkeep runs when the board grows (an article new to it): the
-/// board only outgrows max-articles, and retention only leaves dead
-/// articles behind to sweep, as fast as articles are added. Upkeep of other
-/// articles must not fail a view that is already written (a corrupt key of
-/// another article): it is counted and the view carries on. It opens the
-/// keys it forgets itself, so this view's handles are closed first.
+/// The end of a counted view: retention expiries and the board record.
+/// Returns the upkeep to run when the board grew (an article new to it):
+/// the board only outgrows max-articles, and retention only leaves dead
+/// articles behind to sweep, as fast as articles are added. The view's
+/// handles are closed here, since upkeep opens the keys it forgets itself.
 fn finish_counted(
     b: &BoardCtx,
     k: &ViewKeys,
@@ -469,7 +512,7 @@ fn finish_counted(
     r: &Request,
     c: &Counted,
     f: &Formula,
-) -> Res<()> {
+) -> Res<Option<Upkeep>> {
     if let Some(at) = c.expire_at {
         let pv_set = c.pv.expire_at.is_some();
         for (name, key, skip) in [
@@ -485,24 +528,50 @@ fn finish_counted(
     if let Some(new) = &c.record {
         write_record(b.ctx, &k.hb, &mut h.hb, new)?;
     }
-    if let (false, Some((name, p))) = (h.on_board, &h.pubidx) {
-        let expired = expired_fronts(b, &h.board, p);
-        let card = h.board.len() as i64;
-        let name = name.clone();
-        drop(h);
-        // The view is written: an upkeep failure, even a panic, must not
-        // turn it into an error reply (a retry would count it twice) nor
-        // stop its replication in `commands` mode. It is counted instead.
+    let (false, Some((name, p))) = (h.on_board, &h.pubidx) else {
+        return Ok(None);
+    };
+    Ok(Some(Upkeep {
+        expired: expired_fronts(b, &h.board, p),
+        card: h.board.len() as i64,
+        pubidx: name.clone(),
+        formula: *f,
+    }))
+}
+
+/// Board upkeep after a counted view of an article new to the board
+/// ([`upkeep`]: retention fronts, the article index sweep, the trim).
+struct Upkeep {
+    /// The board's expired fronts, read before the view's handles closed.
+    expired: Res<Vec<RedisString>>,
+    /// The board's size after the view.
+    card: i64,
+    pubidx: RedisString,
+    formula: Formula,
+}
+
+impl Upkeep {
+    /// Runs the upkeep, replicating its effects (also in `commands` mode).
+    /// The view is written: an upkeep failure, even a panic, must not turn
+    /// it into an error reply (a retry would count it twice). It is counted
+    /// in `upkeep_errors` instead, and what upkeep wrote before it stays,
+    /// replicated.
+    fn run(self, b: &BoardCtx, s: &BoardSettings, now: i64) {
+        let Upkeep {
+            expired,
+            card,
+            pubidx,
+            formula,
+        } = self;
         let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             expired
-                .and_then(|e| upkeep(b, &name, f, &k.settings, r.now, e, card))
+                .and_then(|e| upkeep(b, &pubidx, &formula, s, now, e, card))
                 .is_ok()
         }));
         if !matches!(ok, Ok(true)) {
             stats::add(&stats::UPKEEP_ERRORS, 1);
         }
     }
-    Ok(())
 }
 
 /// Writes a counter's new value `bump.value` through `h`, keeping its
