@@ -100,6 +100,26 @@ fn workload(c: &mut Connection, t0: i64, round: i64) {
     ok(c, &["HOT.ALTER", b, "GAMMA", "1.7", "MAX-ARTICLES", "3"]);
     ok(c, &["HOT.ALTER", "hot:{implicit}", "ALPHA", "4"]);
     ok(c, &["HOT.VIEW", b, "late", "x", "AT", &ts(t0 + 50_000)]);
+    if round == 1 {
+        // A board made again after HOT.DROP lives at epoch 1.
+        ok(c, &["HOT.DROP", "hot:{implicit}"]);
+        for v in ["y", "z", "y"] {
+            ok(
+                c,
+                &[
+                    "HOT.VIEW",
+                    "hot:{implicit}",
+                    "late",
+                    v,
+                    "AT",
+                    &ts(t0 + 60_000),
+                ],
+            );
+        }
+        // The old epoch's keys go in steps on the master's timer (every
+        // 1 ms): let them finish before digests are compared.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
     config_set(c, "hotrank.gamma", "1.5");
     config_set(c, "hotrank.max-articles", "1000");
     config_set(c, "hotrank.dedup-seconds", "900");

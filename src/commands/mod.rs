@@ -380,6 +380,29 @@ impl<'a> BoardCtx<'a> {
         Ok(())
     }
 
+    /// [`BoardCtx::load_epoch`] and the board record ([`keys::Kind::HotBoard`])
+    /// of that epoch, opened (`write`: for writing, all ACL-checked so). The
+    /// epoch-0 record is looked up first: HOT.DROP deletes it at once and no
+    /// command writes it while an epoch key exists (every one reads the
+    /// epoch first when it is missing), so when it exists the epoch is 0 and
+    /// the epoch key need not be opened. A board that was never dropped, the
+    /// common case, so costs one key open here instead of two.
+    pub fn load_epoch_and_record(&self, write: bool) -> Res<(RedisString, ffi::Key)> {
+        self.epoch.set(0);
+        let name0 = self.derived(keys::Kind::HotBoard, &[], write)?;
+        let h0 = self.open(&name0, ffi::KeyKind::String, write)?;
+        if h0.kind() != ffi::KeyKind::Empty {
+            return Ok((name0, h0));
+        }
+        drop(h0);
+        self.load_epoch(write)?;
+        if self.epoch.get() == 0 {
+            let h0 = self.open(&name0, ffi::KeyKind::String, write)?;
+            return Ok((name0, h0));
+        }
+        self.open_derived(keys::Kind::HotBoard, &[], ffi::KeyKind::String, write)
+    }
+
     /// Called by a HOT write before its first write (after
     /// [`BoardCtx::load_epoch`] with `write`): an epoch key that HOT.DROP
     /// left to expire is made permanent, replicated as `PERSIST`, since a

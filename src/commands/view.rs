@@ -40,12 +40,10 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     };
     let mut args = Args::new(argv, 4, max)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
-    b.load_epoch(true)?;
     let req = view_request(ctx, &mut args)?;
+    let (hb, hb_h) = b.load_epoch_and_record(true)?;
     let mode = CommandsMode::enter();
-    let hb = b.derived(Kind::HotBoard, &[], true)?;
     let board = b.open_board(true)?;
-    let hb_h = b.open(&hb, KeyKind::String, true)?;
     let st = BoardState::read(&b, &hb, &hb_h, &board)?;
     let f = st.settings.formula;
     let k = ViewKeys::new(&b, &req, &st.settings, hb)?;
@@ -89,29 +87,36 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     ]))
 }
 
-/// Replicates the view as `HOT.VIEW K article visitor AT t CLOCK now
-/// [SPARSE n]` (`commands` mode): the view time, the master's clock and,
+/// Replicates the view as `HOT.VIEW K article visitor [AT t] CLOCK now
+/// [SPARSE n]` (`commands` mode): the view time (left out when it is the
+/// clock, which is what a view without `AT` takes), the master's clock and,
 /// when it is not the default, the master's `hll-sparse-max-bytes`, so a
 /// replica or an AOF load writes the same bytes with its own clock and
 /// configs.
 fn replicate_view(ctx: &Context, b: &BoardCtx, req: &Request) {
     let (t, now) = (crate::parse::time_text(req.t), IntText::new(req.now));
     let sparse = IntText::new(req.sparse_max as i64);
-    let args: [&[u8]; 8] = [
+    let mut args: [&[u8]; 8] = [
         req.article.as_slice(),
         req.visitor,
-        b"AT",
-        t.as_bytes(),
-        b"CLOCK",
-        now.as_bytes(),
-        b"SPARSE",
-        sparse.as_bytes(),
+        b"",
+        b"",
+        b"",
+        b"",
+        b"",
+        b"",
     ];
-    let n = if req.sparse_max == crate::hot::hll::DEFAULT_SPARSE_MAX_BYTES {
-        6
-    } else {
-        8
-    };
+    let mut n = 2;
+    let at: [&[u8]; 2] = [b"AT", t.as_bytes()];
+    let clock: [&[u8]; 2] = [b"CLOCK", now.as_bytes()];
+    let sp: [&[u8]; 2] = [b"SPARSE", sparse.as_bytes()];
+    let default_sparse = req.sparse_max == crate::hot::hll::DEFAULT_SPARSE_MAX_BYTES;
+    for (on, pair) in [(req.t != req.now, at), (true, clock), (!default_sparse, sp)] {
+        if on {
+            args[n..n + 2].copy_from_slice(&pair);
+            n += 2;
+        }
+    }
     ffi::replicate(ctx, c"HOT.VIEW", b.key, &args[..n]);
 }
 
