@@ -117,8 +117,21 @@ fn workload(c: &mut Connection, t0: i64, round: i64) {
             );
         }
         // The old epoch's keys go in steps on the master's timer (every
-        // 1 ms): let them finish before digests are compared.
-        std::thread::sleep(std::time::Duration::from_millis(300));
+        // 1 ms), the old article index last: let them finish before
+        // digests are compared.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while redis::cmd("EXISTS")
+            .arg(b"hot:{implicit}\0ix".as_slice())
+            .query::<i64>(c)
+            .expect("EXISTS")
+            == 1
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "HOT.DROP steps did not finish"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
     config_set(c, "hotrank.gamma", "1.5");
     config_set(c, "hotrank.max-articles", "1000");
