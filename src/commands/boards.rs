@@ -72,23 +72,22 @@ fn list_boards(ctx: &Context, argv: &[RedisString], kind: Kind) -> Res<RedisValu
             _ => return Err(Fail::syntax_at(opt)),
         }
     }
-    // Record names seen by the walk; checked once the walk stopped (the
+    // Record names seen by the walk, with the length of their board name
+    // (a prefix of the record name); checked once the walk stopped (the
     // scan callback must not look keys up).
-    let mut records: Vec<Vec<u8>> = Vec::new();
+    let mut records: Vec<(Vec<u8>, usize)> = Vec::new();
     let next = ffi::scan_from(ctx, cursor, count as usize, |name| {
-        if keys::board_of_record(name, kind).is_some() {
-            records.push(name.to_vec());
+        if let Some(board) = keys::board_of_record(name, kind) {
+            records.push((name.to_vec(), board.len()));
         }
     })?;
     let mut boards = Vec::with_capacity(records.len());
-    for record in &records {
+    for (record, board_len) in &records {
         let name = RedisString::create_from_slice(ctx.ctx, record);
         if ffi::Key::open_peek(ctx, &name).kind() != ffi::KeyKind::String {
             continue; // expired meanwhile, or not a value hotrank wrote
         }
-        if let Some(board) = keys::board_of_record(record, kind) {
-            boards.push(bulk(board));
-        }
+        boards.push(bulk(&record[..*board_len]));
     }
     Ok(RedisValue::Array(vec![
         bulk(next.to_string()),
