@@ -1,0 +1,316 @@
+//! Review of the session-4 determinism changes (branch `det`): HOT.VIEW's
+//! upkeep after the replicated command, `SPARSE n`, a failed write still
+//! replicated, the epoch-0 record looked up before the epoch key.
+//! Run against Valkey with `HOTRANK_SERVER=/path/to/valkey-server`.
+
+mod common;
+use common::node::Node;
+use common::*;
+use redis::Connection;
+
+const DEBUG_LOCAL: [&str; 2] = ["--enable-debug-command", "local"];
+
+fn ok(c: &mut Connection, args: &[&str]) -> redis::Value {
+    q(c, args).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+fn digest(c: &mut Connection) -> String {
+    redis::cmd("DEBUG")
+        .arg("DIGEST")
+        .query(c)
+        .expect("DEBUG DIGEST")
+}
+
+fn ts(ms: i64) -> String {
+    format!("{}.{:03}", ms / 1000, ms % 1000)
+}
+
+fn wait_replica(master: &mut Connection) {
+    let n: i64 = redis::cmd("WAIT")
+        .arg(1)
+        .arg(5000)
+        .query(master)
+        .expect("WAIT");
+    assert_eq!(n, 1, "replica did not acknowledge");
+}
+
+fn replica_of(master: &Server, module: bool) -> Server {
+    let port = master.port.to_string();
+    let mut args = vec!["--replicaof", "127.0.0.1", port.as_str()];
+    args.extend_from_slice(&DEBUG_LOCAL);
+    let r = Server::start_with(&args, module);
+    wait_link_up(&r);
+    r
+}
+
+fn exists(c: &mut Connection, key: &[u8]) -> bool {
+    redis::cmd("EXISTS")
+        .arg(key)
+        .query::<i64>(c)
+        .expect("EXISTS")
+        == 1
+}
+
+/// Every key (escaped) with its DUMP payload (no expiry times).
+fn keys_and_values(c: &mut Connection) -> std::collections::BTreeMap<String, Vec<u8>> {
+    keyspace(c)
+        .into_iter()
+        .map(|(k, (d, _))| (k.escape_ascii().to_string(), d))
+        .collect()
+}
+
+/// Finding 1. In `commands` mode a HOT.VIEW whose write step fails part
+/// way still replicates its command (so the replica stops at the same
+/// point). But the suspicious branch of the write step is where the view
+/// first names and ACL-checks the article's suspicious counter (`sus`): a
+/// user whose key patterns leave it out gets NOPERM on the master with
+/// nothing written, while the replicated HOT.VIEW runs on the replica
+/// without ACL and writes the suspicious counter, the visitor counter, ….
+#[test]
+fn commands_mode_suspicious_view_denied_by_acl_replicates_nothing() {
+    let master = Server::start_with(&DEBUG_LOCAL, true);
+    let replica = replica_of(&master, true);
+    let (mut m, mut r) = (master.conn(), replica.conn());
+    config_set(&mut m, "hotrank.replicate", "commands");
+    let b = "hot:{sus}";
+    let t0 = now_s() * 1000 - 100_000;
+    ok(
+        &mut m,
+        &[
+            "HOT.CREATE",
+            b,
+            "VISITOR-MAX-VIEWS",
+            "1",
+            "DEDUP-SECONDS",
+            "0",
+        ],
+    );
+    // Every key of the board but the suspicious counters.
+    let mut rules: Vec<Vec<u8>> = ["lim", "on", ">pw", "+@all", "~hot:{sus}"]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+    for kind in [
+        "board", "layout", "pub", "ix", "ep", "vv:*", "pv:*", "uv:*", "meta:*", "dd:*", "rm:*",
+    ] {
+        rules.push(format!("~hot:{{sus}}?{kind}").into_bytes());
+    }
+    let mut cmd = redis::cmd("ACL");
+    cmd.arg("SETUSER");
+    for r in &rules {
+        cmd.arg(r.as_slice());
+    }
+    let () = cmd.query(&mut m).expect("ACL SETUSER");
+    let mut lim = master.conn_as("lim", "pw");
+    ok(&mut lim, &["HOT.VIEW", b, "a1", "v", "AT", &ts(t0)]);
+    // The visitor's second view is suspicious: its write needs `sus`.
+    let e = q(&mut lim, &["HOT.VIEW", b, "a2", "v", "AT", &ts(t0 + 1)]).unwrap_err();
+    assert!(e.to_string().to_lowercase().contains("noperm"), "{e}");
+    wait_replica(&mut m);
+    assert_eq!(
+        keys_and_values(&mut r),
+        keys_and_values(&mut m),
+        "the replica wrote what the master refused"
+    );
+    assert_eq!(digest(&mut r), digest(&mut m), "replica digest differs");
+}
+
+/// Finding 1, effects mode: the same refused view writes nothing on the
+/// master (the reply is an error, so nothing may be half-written).
+#[test]
+fn suspicious_view_denied_by_acl_writes_nothing() {
+    let master = Server::start_with(&DEBUG_LOCAL, true);
+    let mut m = master.conn();
+    let b = "hot:{sus}";
+    let t0 = now_s() * 1000 - 100_000;
+    ok(
+        &mut m,
+        &[
+            "HOT.CREATE",
+            b,
+            "VISITOR-MAX-VIEWS",
+            "1",
+            "DEDUP-SECONDS",
+            "0",
+        ],
+    );
+    let mut cmd = redis::cmd("ACL");
+    cmd.arg("SETUSER")
+        .arg("lim")
+        .arg("on")
+        .arg(">pw")
+        .arg("+@all")
+        .arg("~hot:{sus}");
+    for kind in [
+        "board", "layout", "pub", "ix", "ep", "vv:*", "pv:*", "uv:*", "meta:*", "dd:*", "rm:*",
+    ] {
+        cmd.arg(format!("~hot:{{sus}}?{kind}"));
+    }
+    let () = cmd.query(&mut m).expect("ACL SETUSER");
+    let mut lim = master.conn_as("lim", "pw");
+    ok(&mut lim, &["HOT.VIEW", b, "a1", "v", "AT", &ts(t0)]);
+    let before = keys_and_values(&mut m);
+    let e = q(&mut lim, &["HOT.VIEW", b, "a2", "v", "AT", &ts(t0 + 1)]).unwrap_err();
+    assert!(e.to_string().to_lowercase().contains("noperm"), "{e}");
+    assert_eq!(keys_and_values(&mut m), before, "a refused view wrote");
+}
+
+/// The invariant HOT.VIEW's lookup rests on (`K\0board` exists ⇒ the
+/// epoch is 0), checked after each step of drops, re-creations, settings
+/// changes, takedowns and an epoch key that expires; and after each view
+/// HOT.STATS (which reads the epoch key first) sees it. Passes: no module
+/// path breaks the invariant.
+#[test]
+fn no_module_path_leaves_an_epoch_zero_record_beside_an_epoch_key() {
+    let master = Server::start_with(&DEBUG_LOCAL, true);
+    let replica = replica_of(&master, true);
+    let (mut m, mut r) = (master.conn(), replica.conn());
+    // Short guard time: the epoch key expires 2 s after the steps.
+    config_set(&mut m, "hotrank.dedup-seconds", "1");
+    config_set(&mut m, "hotrank.visitor-window-seconds", "1");
+    let b = "hot:{inv}";
+    let rec0 = b"hot:{inv}\0board".as_slice();
+    let ep = b"hot:{inv}\0ep".as_slice();
+    let t0 = now_s() * 1000 - 100_000;
+    let mut n = 0i64;
+    let check = |c: &mut Connection, what: &str| {
+        assert!(
+            !(exists(c, rec0) && exists(c, ep)),
+            "epoch-0 record beside the epoch key after {what}"
+        );
+    };
+    let mut view = |c: &mut Connection, art: &str| {
+        n += 1;
+        ok(
+            c,
+            &["HOT.VIEW", b, art, &format!("v{n}"), "AT", &ts(t0 + n)],
+        );
+        let pv: redis::Value = ok(c, &["HOT.STATS", b, art]);
+        assert!(
+            !matches!(pv, redis::Value::Nil),
+            "HOT.STATS does not see the view of {art}"
+        );
+    };
+    for mode in ["effects", "commands"] {
+        config_set(&mut m, "hotrank.replicate", mode);
+        view(&mut m, "a");
+        check(&mut m, "view");
+        ok(&mut m, &["HOT.DROP", b]);
+        check(&mut m, "drop");
+        ok(&mut m, &["HOT.CREATE", b, "DEDUP-SECONDS", "0"]);
+        check(&mut m, "create after drop");
+        view(&mut m, "b");
+        ok(&mut m, &["HOT.ALTER", b, "ALPHA", "2"]);
+        ok(&mut m, &["HOT.PUBLISH", b, "c", &ts(t0)]);
+        check(&mut m, "alter/publish");
+        ok(&mut m, &["HOT.REM", b, "b"]);
+        check(&mut m, "rem");
+        ok(&mut m, &["HOT.DROP", b]);
+        check(&mut m, "second drop");
+        // Steps, then the epoch key expires (nothing written meanwhile).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while exists(&mut m, ep) {
+            assert!(std::time::Instant::now() < deadline, "epoch key stays");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        view(&mut m, "d");
+        check(&mut m, "view after the epoch key expired");
+        ok(&mut m, &["HOT.DROP", b]);
+        view(&mut m, "e");
+        check(&mut m, "view after a third drop");
+        wait_replica(&mut m);
+        check(&mut r, "replication");
+        ok(&mut m, &["HOT.DROP", b]);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while exists(&mut m, ep) {
+            assert!(std::time::Instant::now() < deadline, "epoch key stays");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+    wait_replica(&mut m);
+    assert_eq!(digest(&mut r), digest(&mut m));
+}
+
+/// Finding 2 (user writes): the board record of epoch 0 put back by a user
+/// (RESTORE from a backup taken before a HOT.DROP, or a key copy) beside
+/// the epoch key. HOT.VIEW now trusts `K\0board` and writes epoch-0 keys,
+/// while HOT.STATS/TOP/INFO read the epoch key first and look at epoch 1:
+/// a counted view that HOT.STATS does not see. Before the change HOT.VIEW
+/// also went to epoch 1 (the restored record was ignored).
+#[test]
+#[ignore = "review finding 2: HOT.VIEW and HOT.STATS disagree on the epoch after a user RESTOREs a pre-drop board record; fixing it costs the epoch-key open the change saves"]
+fn a_restored_pre_drop_record_does_not_split_views_from_reads() {
+    let s = Server::start_with(&DEBUG_LOCAL, true);
+    let mut c = s.conn();
+    let b = "hot:{rs}";
+    let rec0 = b"hot:{rs}\0board".as_slice();
+    let t0 = now_s() * 1000 - 100_000;
+    ok(&mut c, &["HOT.VIEW", b, "a", "v1", "AT", &ts(t0)]);
+    let dump: Vec<u8> = redis::cmd("DUMP").arg(rec0).query(&mut c).expect("DUMP");
+    ok(&mut c, &["HOT.DROP", b]);
+    let () = redis::cmd("RESTORE")
+        .arg(rec0)
+        .arg(0)
+        .arg(dump)
+        .query(&mut c)
+        .expect("RESTORE");
+    ok(&mut c, &["HOT.VIEW", b, "z", "v2", "AT", &ts(t0 + 1)]);
+    let stats = ok(&mut c, &["HOT.STATS", b, "z"]);
+    assert!(
+        !matches!(stats, redis::Value::Nil),
+        "HOT.STATS does not see the counted view of z"
+    );
+    let top: Vec<String> = redis::cmd("HOT.TOP").arg(b).query(&mut c).expect("HOT.TOP");
+    assert_eq!(top, vec!["z".to_string()]);
+}
+
+/// Finding 3 (compatibility): an AOF written in `commands` mode by the
+/// previous code holds `HOT.VIEW K a v AT t CLOCK c` with no upkeep effects
+/// after it (the old replica/AOF load ran upkeep itself). The new code runs
+/// no upkeep for a view from the AOF, and the old format cannot be told
+/// from the new one, so such an AOF loads to an untrimmed board: here 40
+/// articles on a board of MAX-ARTICLES 1, where the master that wrote the
+/// AOF held at most 1 + 16 (trim slack).
+#[test]
+#[ignore = "review finding 3: an old commands-mode AOF loads without its upkeep (no trim): needs a marker in the new replicated HOT.VIEW to tell the formats apart"]
+fn an_old_commands_mode_aof_loads_with_its_upkeep() {
+    let mut n = Node::new("review-old-aof");
+    let t0 = now_s() * 1000 - 100_000;
+    let mut aof = Vec::new();
+    let mut push = |args: &[String]| {
+        aof.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+        for a in args {
+            aof.extend_from_slice(format!("${}\r\n{a}\r\n", a.len()).as_bytes());
+        }
+    };
+    push(&["SELECT".into(), "0".into()]);
+    push(&[
+        "HOT.CREATE".into(),
+        "hot:{old}".into(),
+        "MAX-ARTICLES".into(),
+        "1".into(),
+        "DEDUP-SECONDS".into(),
+        "0".into(),
+    ]);
+    for i in 0..40 {
+        let t = ts(t0 + i);
+        push(&[
+            "HOT.VIEW".into(),
+            "hot:{old}".into(),
+            format!("a{i}"),
+            "v".into(),
+            "AT".into(),
+            t,
+            "CLOCK".into(),
+            (t0 + i).to_string(),
+        ]);
+    }
+    std::fs::write(n.dir.join("appendonly.aof"), &aof).expect("write AOF");
+    n.start(&["--appendonly", "yes"]);
+    let mut c = n.conn();
+    let card: i64 = redis::cmd("ZCARD")
+        .arg("hot:{old}")
+        .query(&mut c)
+        .expect("ZCARD");
+    assert!(card <= 17, "board not trimmed on load: {card} articles");
+}
