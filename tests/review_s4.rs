@@ -314,3 +314,156 @@ fn an_old_commands_mode_aof_loads_with_its_upkeep() {
         .expect("ZCARD");
     assert!(card <= 17, "board not trimmed on load: {card} articles");
 }
+
+/// Upkeep (trim, retention front sweep, index sweep) replicated after the
+/// view inside MULTI/EXEC and Lua, in both modes, and a front article
+/// whose counter the master expires lazily in the middle of the view:
+/// replica and master keep the same digest. Passes.
+#[test]
+fn upkeep_inside_multi_and_lua_and_after_a_lazy_expiry_replicates_in_order() {
+    let master = Server::start_with(&DEBUG_LOCAL, true);
+    let replica = replica_of(&master, true);
+    let (mut m, mut r) = (master.conn(), replica.conn());
+    let t0 = now_s() * 1000 - 100_000;
+    ok(&mut m, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    for (mode, b) in [("effects", "hot:{up1}"), ("commands", "hot:{up2}")] {
+        config_set(&mut m, "hotrank.replicate", mode);
+        ok(
+            &mut m,
+            &["HOT.CREATE", b, "MAX-ARTICLES", "1", "DEDUP-SECONDS", "0"],
+        );
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        for i in 0..20 {
+            pipe.cmd("HOT.VIEW")
+                .arg(b)
+                .arg(format!("m{i}"))
+                .arg("v")
+                .arg("AT")
+                .arg(ts(t0 + i));
+        }
+        let _: redis::Value = pipe.query(&mut m).expect("MULTI");
+        let script = "for i = 1, 20 do redis.call('HOT.VIEW', KEYS[1], 'l' .. i, 'v', 'AT', ARGV[1]) end return 1";
+        let _: i64 = redis::cmd("EVAL")
+            .arg(script)
+            .arg(1)
+            .arg(b)
+            .arg(ts(t0 + 100))
+            .query(&mut m)
+            .expect("EVAL");
+        wait_replica(&mut m);
+        assert_eq!(digest(&mut r), digest(&mut m), "{mode}: MULTI/Lua");
+        // The lowest article's counters expire (on the master's clock);
+        // the next new article's upkeep finds it lazily and forgets it.
+        let low: Vec<String> = redis::cmd("ZRANGE")
+            .arg(b)
+            .arg(0)
+            .arg(0)
+            .query(&mut m)
+            .expect("ZRANGE");
+        let pv = [b.as_bytes(), b"\0pv:", low[0].as_bytes()].concat();
+        let _: i64 = redis::cmd("PEXPIRE")
+            .arg(pv.as_slice())
+            .arg(1)
+            .query(&mut m)
+            .expect("PEXPIRE");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        ok(&mut m, &["HOT.VIEW", b, "late", "v", "AT", &ts(t0 + 200)]);
+        let on: Option<f64> = redis::cmd("ZSCORE")
+            .arg(b)
+            .arg(&low[0])
+            .query(&mut m)
+            .expect("ZSCORE");
+        assert_eq!(on, None, "{mode}: the expired front article stays");
+        wait_replica(&mut m);
+        assert_eq!(keys_and_values(&mut r), keys_and_values(&mut m), "{mode}");
+        assert_eq!(digest(&mut r), digest(&mut m), "{mode}: lazy expiry");
+    }
+}
+
+/// Finding 4 (outside the diff, but the README sentence it edits claims
+/// it): in `effects` mode a view's HyperLogLog replicates as `PFADD`, which
+/// a replica runs with its own `hll-sparse-max-bytes`: a replica whose
+/// config differs from the master's promotes the HyperLogLog at another
+/// size, and the bytes differ (as for a plain PFADD in Redis).
+#[test]
+#[ignore = "review finding 4 (pre-existing): effects mode, a replica with another hll-sparse-max-bytes stores another HyperLogLog encoding"]
+fn effects_mode_hyperloglog_encoding_follows_the_master() {
+    let master = Server::start_with(&DEBUG_LOCAL, true);
+    let replica = replica_of(&master, true);
+    let (mut m, mut r) = (master.conn(), replica.conn());
+    config_set(&mut r, "hll-sparse-max-bytes", "200");
+    let t0 = now_s() * 1000 - 100_000;
+    for v in 0..400 {
+        ok(
+            &mut m,
+            &["HOT.VIEW", "hot:{e1}", "a", &format!("v{v}"), "AT", &ts(t0)],
+        );
+    }
+    wait_replica(&mut m);
+    assert_eq!(keys_and_values(&mut r), keys_and_values(&mut m));
+}
+
+/// HOT.DROP between views inside one MULTI/EXEC and a Lua script, in
+/// `commands` mode: the views after the drop go to epoch 1 (HOT.STATS sees
+/// them, the epoch-0 record is gone) and an AOF replay after `kill -9`
+/// gives the same digest. Passes.
+#[test]
+fn commands_mode_drop_between_views_in_multi_and_lua_replays() {
+    let mut n = Node::new("review-drop-multi");
+    let extra = [
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--enable-debug-command",
+        "local",
+    ];
+    n.start(&extra);
+    let mut c = n.conn();
+    config_set(&mut c, "hotrank.replicate", "commands");
+    let b = "hot:{dm}";
+    let t0 = now_s() * 1000 - 100_000;
+    let mut pipe = redis::pipe();
+    pipe.atomic();
+    pipe.cmd("HOT.VIEW")
+        .arg(b)
+        .arg("a")
+        .arg("v")
+        .arg("AT")
+        .arg(ts(t0));
+    pipe.cmd("HOT.DROP").arg(b);
+    pipe.cmd("HOT.VIEW")
+        .arg(b)
+        .arg("b")
+        .arg("v")
+        .arg("AT")
+        .arg(ts(t0 + 1));
+    let _: redis::Value = pipe.query(&mut c).expect("MULTI");
+    let script = "redis.call('HOT.DROP', KEYS[1]) redis.call('HOT.VIEW', KEYS[1], 'c', 'v', 'AT', ARGV[1]) return 1";
+    let _: i64 = redis::cmd("EVAL")
+        .arg(script)
+        .arg(1)
+        .arg(b)
+        .arg(ts(t0 + 2))
+        .query(&mut c)
+        .expect("EVAL");
+    let ep: String = redis::cmd("GET")
+        .arg(b"hot:{dm}\0ep".as_slice())
+        .query(&mut c)
+        .expect("GET ep");
+    assert_eq!(ep, "2");
+    assert!(!exists(&mut c, b"hot:{dm}\0board"));
+    let stats = ok(&mut c, &["HOT.STATS", b, "c"]);
+    assert!(!matches!(stats, redis::Value::Nil));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while exists(&mut c, b"hot:{dm}\0ix") || exists(&mut c, b"hot:{dm}\0~1:ix") {
+        assert!(std::time::Instant::now() < deadline, "steps did not finish");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let d = digest(&mut c);
+    n.kill9();
+    n.start(&extra);
+    let mut c = n.conn();
+    assert_eq!(digest(&mut c), d, "AOF replay differs");
+}
