@@ -1,6 +1,12 @@
 //! Review of the session-4 determinism changes (branch `det`): HOT.VIEW's
 //! upkeep after the replicated command, `SPARSE n`, a failed write still
 //! replicated, the epoch-0 record looked up before the epoch key.
+//! Findings (each test says which): 1. fixed (a suspicious view refused by
+//! ACL wrote on the replica in `commands` mode); 2.–4. ignored tests that
+//! fail: a user-RESTOREd pre-drop board record splits HOT.VIEW from the
+//! reads, an old `commands`-mode AOF loads without upkeep, and (pre-existing)
+//! effects-mode PFADD follows the replica's `hll-sparse-max-bytes`. The
+//! other tests pass and guard what was checked.
 //! Run against Valkey with `HOTRANK_SERVER=/path/to/valkey-server`.
 
 mod common;
