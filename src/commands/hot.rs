@@ -215,8 +215,8 @@ pub(super) fn upkeep(
         forget(b, pubidx, &[article.as_slice()])?;
         stats::add(&stats::ARTICLES_SWEPT, 1);
     }
-    // The master's clock and the board's size: the same on a replica that
-    // runs the replicated command.
+    // The view's clock and the board's size (upkeep runs only where the
+    // view came from a client; a replica gets its effects).
     let seed = (now as u64) ^ (card as u64).rotate_left(32);
     super::hot_admin::sweep_index(b, seed)?;
     let max = s.max_articles();

@@ -62,8 +62,24 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     }
     let plan = view::plan(&f, &h.facts(&req, &st.settings)).map_err(view_error)?;
     let score = ScoreText::new(plan.score);
+    // A suspicious view's counter is named (ACL-checked), opened and read
+    // before anything is written or replicated: a refusal (NOPERM,
+    // WRONGTYPE, a value that is not a counter) then writes nothing, and
+    // the replicated command, which a replica runs without ACL, is not sent.
+    let sus = if plan.outcome == Outcome::Suspicious {
+        let (name, h) = b.open_derived(
+            Kind::Suspicious,
+            &[req.article.as_slice()],
+            KeyKind::String,
+            true,
+        )?;
+        let value = counter_of(&h)?.checked_add(1).ok_or_else(overflow)?;
+        Some((name, h, value))
+    } else {
+        None
+    };
     st.replicate_settings(ctx, b.key);
-    let written = write(&b, &k, h, &req, &plan, &score, &st);
+    let written = write(&b, &k, h, &req, &plan, &score, &st, sus);
     if super::replicating_commands() {
         // Replicated even when the write failed part way (a key that changed
         // type under it): the replica then stops at the same point, since it
@@ -348,7 +364,10 @@ impl ViewHandles {
 
 /// The write step: applies `plan` (decided from what [`read`] found).
 /// Returns the board upkeep a counted view of an article new to the board
-/// calls for, to run once the view is written and replicated.
+/// calls for, to run once the view is written and replicated. `sus`: for a
+/// suspicious view, its counter (name, handle open for writing, new value),
+/// opened and checked by the caller before anything was written.
+#[allow(clippy::too_many_arguments)]
 fn write(
     b: &BoardCtx,
     k: &ViewKeys,
@@ -357,6 +376,7 @@ fn write(
     plan: &Plan,
     score: &ScoreText,
     st: &BoardState,
+    sus: Option<(RedisString, ffi::Key, i64)>,
 ) -> Res<Option<Upkeep>> {
     let ctx = b.ctx;
     b.claim_epoch()?;
@@ -373,14 +393,7 @@ fn write(
         let job = finish_counted(b, k, h, r, c, f)?;
         stats::add(&stats::VIEWS_COUNTED, 1);
         return Ok(job);
-    } else if plan.outcome == Outcome::Suspicious {
-        let (sus, mut sus_h) = b.open_derived(
-            Kind::Suspicious,
-            &[r.article.as_slice()],
-            KeyKind::String,
-            true,
-        )?;
-        let value = counter_of(&sus_h)?.checked_add(1).ok_or_else(overflow)?;
+    } else if let Some((sus, mut sus_h, value)) = sus {
         st.store_settings(ctx, &k.hb, &mut h.hb)?;
         let created = sus_h.kind() == KeyKind::Empty;
         let expire_at = created.then(|| r.now + ret);
