@@ -113,6 +113,11 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let b = BoardCtx::from_args(ctx, &mut args)?;
     b.load_epoch(true)?;
     let e = b.epoch();
+    // The epoch key can be ahead of the board's epoch: a record restored
+    // from before an earlier drop makes the board epoch 0 again. The next
+    // epoch is past both, and the other epoch's own keys go too.
+    let stored = b.stored_epoch(true)?;
+    let top = e.max(stored);
     let ep = b.epoch_name(true)?;
     let hb = b.derived(Kind::HotBoard, &[], true)?;
     let pubidx = b.derived(Kind::PubIndex, &[], true)?;
@@ -126,19 +131,32 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let ix_h = b.open(&ix, KeyKind::ZSet, true)?;
     let tracked = ix_h.len() as i64;
     drop(ix_h);
-    // Old epochs' indexes that a restart left behind: resumed.
+    // Other epochs' indexes that a restart (or a restored record) left
+    // behind: resumed.
     let mut older = Vec::new();
-    for old in 0..e.min(64) {
-        let old_ix = b.derived_at(e - 1 - old, Kind::Index, &[], true)?;
+    for old in (0..=top).rev().filter(|&x| x != e).take(64) {
+        let old_ix = b.derived_at(old, Kind::Index, &[], true)?;
         if b.exists(&old_ix) {
-            older.push(e - 1 - old);
+            older.push(old);
+        }
+    }
+    // The stored epoch's own record and publish index, when the board
+    // resolved to another epoch.
+    let mut other_own = Vec::new();
+    if stored != e {
+        for kind in [Kind::HotBoard, Kind::PubIndex] {
+            let name = b.derived_at(stored, kind, &[], true)?;
+            if b.exists(&name) {
+                other_own.push(name);
+            }
         }
     }
     let article_keys = count_article_keys(&b, &ix, tracked)?;
     let own = [&board_h, &hb_h, &pub_h]
         .iter()
         .filter(|h| h.kind() != KeyKind::Empty)
-        .count() as i64;
+        .count() as i64
+        + other_own.len() as i64;
     if own == 0 && tracked == 0 && older.is_empty() {
         return Ok(RedisValue::Integer(0));
     }
@@ -152,7 +170,10 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
         ],
         true,
     );
-    let next = IntText::new(e + 1);
+    if !other_own.is_empty() {
+        b.delete(&other_own, true);
+    }
+    let next = IntText::new(top + 1);
     let mut ep_h = b.open(&ep, KeyKind::String, true)?;
     ep_h.write(next.as_bytes())?;
     effect(ctx, &ep, Event::String, c"set", c"SET", &[next.as_bytes()]);
@@ -233,6 +254,13 @@ fn step(ctx: &Context, job: &Job) -> Res<bool> {
         return Ok(true);
     }
     let key = RedisString::create_from_slice(ctx.ctx, &job.board);
+    let cur = BoardCtx::internal(ctx, &key, 0);
+    cur.load_epoch(false)?;
+    if cur.epoch() == job.epoch {
+        // The board lives at this epoch again (a user restored its record
+        // from before the drop): none of its keys is deleted.
+        return Ok(true);
+    }
     let b = BoardCtx::internal(ctx, &key, job.epoch);
     let ix = b.derived(Kind::Index, &[], true)?;
     let mut batch: Vec<RedisString> = Vec::with_capacity(STEP_ARTICLES);
@@ -265,8 +293,6 @@ fn step(ctx: &Context, job: &Job) -> Res<bool> {
     let pending = jobs()
         .iter()
         .any(|j| j.db == job.db && j.board == job.board && j.epoch != job.epoch);
-    let cur = BoardCtx::internal(ctx, &key, 0);
-    cur.load_epoch(false)?;
     let live = b.exists(&key)
         || [Kind::HotBoard, Kind::PubIndex, Kind::Index]
             .iter()

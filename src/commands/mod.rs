@@ -197,27 +197,42 @@ impl Drop for CommandsMode {
 /// or the AOF, where it replaces this server's clock. Returns (write time,
 /// clock), as [`write_time_at`].
 pub fn trailing_at_clock(ctx: &Context, args: &mut Args) -> Res<(i64, i64)> {
-    let (t, now, _) = trailing_options(ctx, args, false)?;
-    Ok((t, now))
+    let o = trailing_options(ctx, args, false)?;
+    Ok((o.t, o.now))
+}
+
+/// The trailing options of HOT.VIEW ([`trailing_at_clock_sparse`]).
+pub struct ViewOptions {
+    /// View time and clock, unix ms, as [`trailing_at_clock`] gives them.
+    pub t: i64,
+    pub now: i64,
+    /// `SPARSE n`: the master's `hll-sparse-max-bytes` (bytes, 0 or more).
+    pub sparse: Option<usize>,
+    /// Whether `CLOCK` came first. This version replicates a view as
+    /// `HOT.VIEW K a v CLOCK c [AT t] [SPARSE n]`, CLOCK first, and its
+    /// board upkeep as effects after it; the version before sent `AT t CLOCK
+    /// c` and left upkeep to the replica or the AOF load. A replicated view
+    /// that does not start with CLOCK is of that older format.
+    pub clock_first: bool,
 }
 
 /// [`trailing_at_clock`] for HOT.VIEW, which also takes `SPARSE n` (the
-/// master's `hll-sparse-max-bytes`, bytes, 0 or more) from the master or the AOF.
-pub fn trailing_at_clock_sparse(ctx: &Context, args: &mut Args) -> Res<(i64, i64, Option<usize>)> {
+/// master's `hll-sparse-max-bytes`, bytes, 0 or more) from the master or
+/// the AOF.
+pub fn trailing_at_clock_sparse(ctx: &Context, args: &mut Args) -> Res<ViewOptions> {
     trailing_options(ctx, args, true)
 }
 
-fn trailing_options(
-    ctx: &Context,
-    args: &mut Args,
-    sparse_ok: bool,
-) -> Res<(i64, i64, Option<usize>)> {
+fn trailing_options(ctx: &Context, args: &mut Args, sparse_ok: bool) -> Res<ViewOptions> {
     let (mut at, mut clock, mut sparse) = (None, None, None);
     let replicated = from_master_or_aof(ctx);
+    let mut clock_first = false;
+    let mut first = true;
     while let Some(opt) = args.next() {
         match opt.to_ascii_uppercase().as_slice() {
             b"AT" if at.is_none() => at = Some(args.value_of("AT")?),
             b"CLOCK" if clock.is_none() && replicated => {
+                clock_first = first;
                 clock = Some(crate::parse::parse_i64("CLOCK", args.value_of("CLOCK")?)?)
             }
             b"SPARSE" if sparse.is_none() && replicated && sparse_ok => {
@@ -230,9 +245,15 @@ fn trailing_options(
             _ if at.is_some() => return Err(Fail::Msg("ERR syntax error".into())),
             _ => return Err(Fail::Msg("ERR syntax error: expected AT t".into())),
         }
+        first = false;
     }
     let (t, now) = write_time_at(at, clock.unwrap_or_else(ffi::now_ms))?;
-    Ok((t, now, sparse))
+    Ok(ViewOptions {
+        t,
+        now,
+        sparse,
+        clock_first,
+    })
 }
 
 /// Parses the optional `AT t` of a write command against the clock `now`
@@ -357,36 +378,49 @@ impl<'a> BoardCtx<'a> {
         Ok(name)
     }
 
-    /// Reads the HOT board's epoch (its epoch key, 0 when missing), which
-    /// names every HOT derived key from then on. Every HOT handler calls it
-    /// first (`write`: the key is ACL-checked for writing). Errors: NOPERM,
-    /// WRONGTYPE, or an epoch key hotrank did not write.
+    /// Reads the HOT board's epoch, which names every HOT derived key from
+    /// then on. Every HOT handler calls it first (`write`: the keys are
+    /// ACL-checked for writing). The epoch-0 board record `K\0board` is
+    /// looked up first: when it exists (whatever its type) the epoch is 0,
+    /// else the epoch key's value (0 when missing). HOT.DROP deletes the
+    /// epoch-0 record at once and no command writes it while it resolves
+    /// to another epoch, so both agree; a record that a user restores from
+    /// before a drop makes every command see that board again, at epoch 0.
+    /// Errors: NOPERM, WRONGTYPE, or an epoch key hotrank did not write.
     pub fn load_epoch(&self, write: bool) -> Res<()> {
-        let name = self.epoch_name(write)?;
-        let h = self.open(&name, ffi::KeyKind::String, false)?;
-        if h.kind() == ffi::KeyKind::Empty {
-            self.epoch.set(0);
+        self.epoch.set(0);
+        let name0 = self.derived(keys::Kind::HotBoard, &[], write)?;
+        if self.exists(&name0) {
             return Ok(());
         }
-        match crate::parse::parse_i64("epoch", h.read()) {
-            Ok(e) if e >= 1 => self.epoch.set(e),
-            _ => {
-                return Err(Fail::Msg(format!(
-                    "ERR hotrank key '{}' is not a hotrank board epoch: it holds a value hotrank did not write; delete it",
-                    name.as_slice().escape_ascii()
-                )))
-            }
-        }
+        let e = self.stored_epoch(write)?;
+        self.epoch.set(e);
         Ok(())
     }
 
+    /// The value of the board's epoch key (0 when missing), whatever the
+    /// board record says. Errors: NOPERM, WRONGTYPE, or an epoch key
+    /// hotrank did not write.
+    pub fn stored_epoch(&self, write: bool) -> Res<i64> {
+        let name = self.epoch_name(write)?;
+        let h = self.open(&name, ffi::KeyKind::String, false)?;
+        if h.kind() == ffi::KeyKind::Empty {
+            return Ok(0);
+        }
+        match crate::parse::parse_i64("epoch", h.read()) {
+            Ok(e) if e >= 1 => Ok(e),
+            _ => Err(Fail::Msg(format!(
+                "ERR hotrank key '{}' is not a hotrank board epoch: it holds a value hotrank did not write; delete it",
+                name.as_slice().escape_ascii()
+            ))),
+        }
+    }
+
     /// [`BoardCtx::load_epoch`] and the board record ([`keys::Kind::HotBoard`])
-    /// of that epoch, opened (`write`: for writing, all ACL-checked so). The
-    /// epoch-0 record is looked up first: HOT.DROP deletes it at once and no
-    /// command writes it while an epoch key exists (every one reads the
-    /// epoch first when it is missing), so when it exists the epoch is 0 and
-    /// the epoch key need not be opened. A board that was never dropped, the
-    /// common case, so costs one key open here instead of two.
+    /// of that epoch, opened (`write`: for writing, all ACL-checked so). As
+    /// in `load_epoch`, an existing epoch-0 record means epoch 0, and it is
+    /// kept open here: a board that was never dropped, the common case,
+    /// costs one key open instead of two (the epoch key is not opened).
     pub fn load_epoch_and_record(&self, write: bool) -> Res<(RedisString, ffi::Key)> {
         self.epoch.set(0);
         let name0 = self.derived(keys::Kind::HotBoard, &[], write)?;
@@ -395,7 +429,7 @@ impl<'a> BoardCtx<'a> {
             return Ok((name0, h0));
         }
         drop(h0);
-        self.load_epoch(write)?;
+        self.epoch.set(self.stored_epoch(write)?);
         if self.epoch.get() == 0 {
             let h0 = self.open(&name0, ffi::KeyKind::String, write)?;
             return Ok((name0, h0));

@@ -26,7 +26,7 @@ use redis_module::{Context, RedisString, RedisValue};
 /// `HOT.VIEW K article visitor [AT t]` → `[pv, uv, score, status]`.
 /// Everything it decides comes from the board's settings (see
 /// [`BoardState`]); in `commands` mode it replicates as
-/// `HOT.VIEW K article visitor AT t CLOCK now [SPARSE n]`
+/// `HOT.VIEW K article visitor CLOCK now [AT t] [SPARSE n]`
 /// ([`replicate_view`]), followed by the effects of its upkeep. Status
 /// `removed` (and `[0, 0, "0", "removed"]`, nothing written) for an
 /// article taken down by HOT.REM.
@@ -91,9 +91,7 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     // view from the master or the AOF runs none: what upkeep may do depends
     // on the caller's ACL key patterns, which the replica cannot see.
     if let Some(job) = written? {
-        if !super::from_master_or_aof(ctx) {
-            job.run(&b, &k.settings, req.now);
-        }
+        job.run(&b, &k.settings, req.now);
     }
     Ok(RedisValue::Array(vec![
         RedisValue::Integer(plan.pv),
@@ -103,7 +101,7 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     ]))
 }
 
-/// Replicates the view as `HOT.VIEW K article visitor [AT t] CLOCK now
+/// Replicates the view as `HOT.VIEW K article visitor CLOCK now [AT t]
 /// [SPARSE n]` (`commands` mode): the view time (left out when it is the
 /// clock, which is what a view without `AT` takes), the master's clock and,
 /// when it is not the default, the master's `hll-sparse-max-bytes`, so a
@@ -127,7 +125,9 @@ fn replicate_view(ctx: &Context, b: &BoardCtx, req: &Request) {
     let clock: [&[u8]; 2] = [b"CLOCK", now.as_bytes()];
     let sp: [&[u8]; 2] = [b"SPARSE", sparse.as_bytes()];
     let default_sparse = req.sparse_max == crate::hot::hll::DEFAULT_SPARSE_MAX_BYTES;
-    for (on, pair) in [(req.t != req.now, at), (true, clock), (!default_sparse, sp)] {
+    // CLOCK first: it marks this version's format (see
+    // [`super::ViewOptions::clock_first`]).
+    for (on, pair) in [(true, clock), (req.t != req.now, at), (!default_sparse, sp)] {
         if on {
             args[n..n + 2].copy_from_slice(&pair);
             n += 2;
@@ -147,28 +147,38 @@ struct Request<'a> {
     fp: u64,
     /// `hll-sparse-max-bytes` for this view: the server's, or for a view
     /// from the master or the AOF its `SPARSE n` (default 3000, whatever
-    /// this server's config says).
+    /// this server's config says; a view of the older replicated format,
+    /// see [`super::ViewOptions::clock_first`], takes this server's, as
+    /// that version did).
     sparse_max: usize,
+    /// Whether this server runs the view's board upkeep: yes for a client's
+    /// view, no for one from the master or the AOF (its upkeep follows as
+    /// effects), except one of the older replicated format, which left
+    /// upkeep to the replica or the AOF load.
+    run_upkeep: bool,
 }
 
 /// Parses `article visitor [AT t] [CLOCK c] [SPARSE n]`.
 fn view_request<'a>(ctx: &Context, args: &mut Args<'a>) -> Res<Request<'a>> {
     let article = args.next_rs()?;
     let visitor = args.next_rs()?.as_slice();
-    let (t, now, sparse) = trailing_at_clock_sparse(ctx, args)?;
+    let o = trailing_at_clock_sparse(ctx, args)?;
     let fp = dedup::fingerprint(article.as_slice(), visitor);
-    let sparse_max = match sparse {
+    let replicated = super::from_master_or_aof(ctx);
+    let legacy = replicated && !o.clock_first;
+    let sparse_max = match o.sparse {
         Some(n) => n,
-        None if super::from_master_or_aof(ctx) => crate::hot::hll::DEFAULT_SPARSE_MAX_BYTES,
+        None if replicated && !legacy => crate::hot::hll::DEFAULT_SPARSE_MAX_BYTES,
         None => ffi::hll_sparse_max_bytes(),
     };
     Ok(Request {
         article,
         visitor,
-        t,
-        now,
+        t: o.t,
+        now: o.now,
         fp,
         sparse_max,
+        run_upkeep: !replicated || legacy,
     })
 }
 
@@ -546,7 +556,7 @@ fn finish_counted(
     if let Some(new) = &c.record {
         write_record(b.ctx, &k.hb, &mut h.hb, new)?;
     }
-    let (false, Some((name, p))) = (h.on_board, &h.pubidx) else {
+    let (false, Some((name, p)), true) = (h.on_board, &h.pubidx, r.run_upkeep) else {
         return Ok(None);
     };
     Ok(Some(Upkeep {
