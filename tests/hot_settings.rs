@@ -13,26 +13,11 @@
 
 mod common;
 use common::node::Node;
+use common::repl::*;
 use common::*;
 use redis::Connection;
 
-const DEBUG_LOCAL: [&str; 2] = ["--enable-debug-command", "local"];
 const H: i64 = 3_600_000;
-
-fn ok(c: &mut Connection, args: &[&str]) -> redis::Value {
-    q(c, args).unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
-
-fn digest(c: &mut Connection) -> String {
-    redis::cmd("DEBUG")
-        .arg("DIGEST")
-        .query(c)
-        .expect("DEBUG DIGEST")
-}
-
-fn ts(ms: i64) -> String {
-    format!("{}.{:03}", ms / 1000, ms % 1000)
-}
 
 /// Every write command on two boards: one created with every setting at a
 /// non-default value, one created on the way by HOT.VIEW (configs of that
@@ -150,24 +135,6 @@ fn top(c: &mut Connection, b: &str, at: i64) -> Vec<String> {
         .expect("HOT.TOP")
 }
 
-fn wait_replica(master: &mut Connection) {
-    let n: i64 = redis::cmd("WAIT")
-        .arg(1)
-        .arg(5000)
-        .query(master)
-        .expect("WAIT");
-    assert_eq!(n, 1, "replica did not acknowledge");
-}
-
-fn replica_of(master: &Server, module: bool) -> Server {
-    let port = master.port.to_string();
-    let mut args = vec!["--replicaof", "127.0.0.1", port.as_str()];
-    args.extend_from_slice(&DEBUG_LOCAL);
-    let r = Server::start_with(&args, module);
-    wait_link_up(&r);
-    r
-}
-
 /// Configs unlike the master's (and the boards').
 fn odd_configs(c: &mut Connection) {
     for (k, v) in [
@@ -237,14 +204,7 @@ fn commands_mode_replica_with_other_configs_matches_and_keeps_ranking_after_fail
 #[test]
 fn commands_mode_aof_replays_to_the_same_digest() {
     let mut n = Node::new("settings-aof");
-    let extra = [
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
-        "--enable-debug-command",
-        "local",
-    ];
+    let extra = AOF_ALWAYS;
     n.start(&extra);
     let mut c = n.conn();
     config_set(&mut c, "hotrank.replicate", "commands");
@@ -453,14 +413,7 @@ fn expiries(c: &mut Connection) -> std::collections::BTreeMap<Vec<u8>, i64> {
 #[test]
 fn commands_mode_aof_replay_keeps_the_masters_expiry_times() {
     let mut n = Node::new("settings-aof-expiry");
-    let extra = [
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
-        "--enable-debug-command",
-        "local",
-    ];
+    let extra = AOF_ALWAYS;
     n.start(&extra);
     let mut c = n.conn();
     config_set(&mut c, "hotrank.replicate", "commands");

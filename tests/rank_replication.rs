@@ -21,33 +21,13 @@
 
 mod common;
 use common::node::Node;
+use common::repl::*;
 use common::*;
 use redis::{Connection, Value};
 use std::io::{Read, Write};
 use std::time::Duration;
 
-const DEBUG_LOCAL: [&str; 2] = ["--enable-debug-command", "local"];
 const DAY: i64 = 86_400_000;
-
-fn digest(c: &mut Connection) -> String {
-    redis::cmd("DEBUG")
-        .arg("DIGEST")
-        .query(c)
-        .expect("DEBUG DIGEST")
-}
-
-fn wait_replica(master: &mut Connection) {
-    let n: i64 = redis::cmd("WAIT")
-        .arg(1)
-        .arg(5000)
-        .query(master)
-        .expect("WAIT");
-    assert_eq!(n, 1, "replica did not acknowledge");
-}
-
-fn ts(ms: i64) -> String {
-    format!("{}.{:03}", ms / 1000, ms % 1000)
-}
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -208,15 +188,6 @@ fn monitor_during(replica: &Server, f: impl FnOnce()) -> String {
         out.extend_from_slice(&chunk[..n]);
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-fn replica_of(master: &Server, module: bool) -> Server {
-    let port = master.port.to_string();
-    let mut args = vec!["--replicaof", "127.0.0.1", port.as_str()];
-    args.extend_from_slice(&DEBUG_LOCAL);
-    let r = Server::start_with(&args, module);
-    wait_link_up(&r);
-    r
 }
 
 /// `hotrank.*` configs unlike the master's.
@@ -497,14 +468,7 @@ fn aof_text(dir: &std::path::Path) -> String {
 #[test]
 fn commands_mode_aof_holds_the_commands_and_replays_to_the_same_digest() {
     let mut n = Node::new("rank-repl-aof");
-    let extra = [
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
-        "--enable-debug-command",
-        "local",
-    ];
+    let extra = AOF_ALWAYS;
     n.start(&extra);
     let mut c = n.conn();
     config_set(&mut c, "hotrank.replicate", "commands");

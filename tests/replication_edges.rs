@@ -22,43 +22,9 @@
 
 mod common;
 use common::node::Node;
+use common::repl::*;
 use common::*;
 use redis::Connection;
-
-const DEBUG_LOCAL: [&str; 2] = ["--enable-debug-command", "local"];
-
-fn ok(c: &mut Connection, args: &[&str]) -> redis::Value {
-    q(c, args).unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
-
-fn digest(c: &mut Connection) -> String {
-    redis::cmd("DEBUG")
-        .arg("DIGEST")
-        .query(c)
-        .expect("DEBUG DIGEST")
-}
-
-fn ts(ms: i64) -> String {
-    format!("{}.{:03}", ms / 1000, ms % 1000)
-}
-
-fn wait_replica(master: &mut Connection) {
-    let n: i64 = redis::cmd("WAIT")
-        .arg(1)
-        .arg(5000)
-        .query(master)
-        .expect("WAIT");
-    assert_eq!(n, 1, "replica did not acknowledge");
-}
-
-fn replica_of(master: &Server, module: bool) -> Server {
-    let port = master.port.to_string();
-    let mut args = vec!["--replicaof", "127.0.0.1", port.as_str()];
-    args.extend_from_slice(&DEBUG_LOCAL);
-    let r = Server::start_with(&args, module);
-    wait_link_up(&r);
-    r
-}
 
 fn exists(c: &mut Connection, key: &[u8]) -> bool {
     redis::cmd("EXISTS")
@@ -76,6 +42,37 @@ fn keys_and_values(c: &mut Connection) -> std::collections::BTreeMap<String, Vec
         .collect()
 }
 
+/// Board `b` (`hot:{sus}`), where a visitor's second view is suspicious,
+/// and a connection as user `lim`, allowed every key of the board but its
+/// suspicious counters (`sus:*`).
+fn sus_board_and_user(master: &Server, m: &mut Connection, b: &str) -> Connection {
+    ok(
+        m,
+        &[
+            "HOT.CREATE",
+            b,
+            "VISITOR-MAX-VIEWS",
+            "1",
+            "DEDUP-SECONDS",
+            "0",
+        ],
+    );
+    let mut cmd = redis::cmd("ACL");
+    cmd.arg("SETUSER")
+        .arg("lim")
+        .arg("on")
+        .arg(">pw")
+        .arg("+@all")
+        .arg(format!("~{b}"));
+    for kind in [
+        "board", "layout", "pub", "ix", "ep", "vv:*", "pv:*", "uv:*", "meta:*", "dd:*", "rm:*",
+    ] {
+        cmd.arg(format!("~{b}?{kind}"));
+    }
+    let () = cmd.query(m).expect("ACL SETUSER");
+    master.conn_as("lim", "pw")
+}
+
 /// Finding 1. In `commands` mode a HOT.VIEW whose write step fails part
 /// way still replicates its command (so the replica stops at the same
 /// point). But the suspicious branch of the write step is where the view
@@ -91,34 +88,7 @@ fn commands_mode_suspicious_view_denied_by_acl_replicates_nothing() {
     config_set(&mut m, "hotrank.replicate", "commands");
     let b = "hot:{sus}";
     let t0 = now_s() * 1000 - 100_000;
-    ok(
-        &mut m,
-        &[
-            "HOT.CREATE",
-            b,
-            "VISITOR-MAX-VIEWS",
-            "1",
-            "DEDUP-SECONDS",
-            "0",
-        ],
-    );
-    // Every key of the board but the suspicious counters.
-    let mut rules: Vec<Vec<u8>> = ["lim", "on", ">pw", "+@all", "~hot:{sus}"]
-        .iter()
-        .map(|s| s.as_bytes().to_vec())
-        .collect();
-    for kind in [
-        "board", "layout", "pub", "ix", "ep", "vv:*", "pv:*", "uv:*", "meta:*", "dd:*", "rm:*",
-    ] {
-        rules.push(format!("~hot:{{sus}}?{kind}").into_bytes());
-    }
-    let mut cmd = redis::cmd("ACL");
-    cmd.arg("SETUSER");
-    for r in &rules {
-        cmd.arg(r.as_slice());
-    }
-    let () = cmd.query(&mut m).expect("ACL SETUSER");
-    let mut lim = master.conn_as("lim", "pw");
+    let mut lim = sus_board_and_user(&master, &mut m, b);
     ok(&mut lim, &["HOT.VIEW", b, "a1", "v", "AT", &ts(t0)]);
     // The visitor's second view is suspicious: its write needs `sus`.
     let e = q(&mut lim, &["HOT.VIEW", b, "a2", "v", "AT", &ts(t0 + 1)]).unwrap_err();
@@ -140,31 +110,7 @@ fn suspicious_view_denied_by_acl_writes_nothing() {
     let mut m = master.conn();
     let b = "hot:{sus}";
     let t0 = now_s() * 1000 - 100_000;
-    ok(
-        &mut m,
-        &[
-            "HOT.CREATE",
-            b,
-            "VISITOR-MAX-VIEWS",
-            "1",
-            "DEDUP-SECONDS",
-            "0",
-        ],
-    );
-    let mut cmd = redis::cmd("ACL");
-    cmd.arg("SETUSER")
-        .arg("lim")
-        .arg("on")
-        .arg(">pw")
-        .arg("+@all")
-        .arg("~hot:{sus}");
-    for kind in [
-        "board", "layout", "pub", "ix", "ep", "vv:*", "pv:*", "uv:*", "meta:*", "dd:*", "rm:*",
-    ] {
-        cmd.arg(format!("~hot:{{sus}}?{kind}"));
-    }
-    let () = cmd.query(&mut m).expect("ACL SETUSER");
-    let mut lim = master.conn_as("lim", "pw");
+    let mut lim = sus_board_and_user(&master, &mut m, b);
     ok(&mut lim, &["HOT.VIEW", b, "a1", "v", "AT", &ts(t0)]);
     let before = keys_and_values(&mut m);
     let e = q(&mut lim, &["HOT.VIEW", b, "a2", "v", "AT", &ts(t0 + 1)]).unwrap_err();
@@ -431,14 +377,7 @@ fn upkeep_inside_multi_and_lua_and_after_a_lazy_expiry_replicates_in_order() {
 #[test]
 fn commands_mode_drop_between_views_in_multi_and_lua_replays() {
     let mut n = Node::new("review-drop-multi");
-    let extra = [
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
-        "--enable-debug-command",
-        "local",
-    ];
+    let extra = AOF_ALWAYS;
     n.start(&extra);
     let mut c = n.conn();
     config_set(&mut c, "hotrank.replicate", "commands");

@@ -15,6 +15,7 @@
 #![allow(dead_code)]
 
 pub mod node;
+pub mod repl;
 pub mod rng;
 
 use std::collections::BTreeMap;
