@@ -197,7 +197,7 @@ impl Drop for CommandsMode {
 /// or the AOF, where it replaces this server's clock. Returns (write time,
 /// clock), as [`write_time_at`].
 pub fn trailing_at_clock(ctx: &Context, args: &mut Args) -> Res<(i64, i64)> {
-    let o = trailing_options(ctx, args, false)?;
+    let o = trailing_options(args, from_master_or_aof(ctx), false)?;
     Ok((o.t, o.now))
 }
 
@@ -218,14 +218,13 @@ pub struct ViewOptions {
 
 /// [`trailing_at_clock`] for HOT.VIEW, which also takes `SPARSE n` (the
 /// master's `hll-sparse-max-bytes`, bytes, 0 or more) from the master or
-/// the AOF.
-pub fn trailing_at_clock_sparse(ctx: &Context, args: &mut Args) -> Res<ViewOptions> {
-    trailing_options(ctx, args, true)
+/// the AOF (`replicated`: [`from_master_or_aof`], asked once by the caller).
+pub fn trailing_at_clock_sparse(args: &mut Args, replicated: bool) -> Res<ViewOptions> {
+    trailing_options(args, replicated, true)
 }
 
-fn trailing_options(ctx: &Context, args: &mut Args, sparse_ok: bool) -> Res<ViewOptions> {
+fn trailing_options(args: &mut Args, replicated: bool, sparse_ok: bool) -> Res<ViewOptions> {
     let (mut at, mut clock, mut sparse) = (None, None, None);
-    let replicated = from_master_or_aof(ctx);
     let mut clock_first = false;
     let mut first = true;
     while let Some(opt) = args.next() {
@@ -425,15 +424,13 @@ impl<'a> BoardCtx<'a> {
         self.epoch.set(0);
         let name0 = self.derived(keys::Kind::HotBoard, &[], write)?;
         let h0 = self.open(&name0, ffi::KeyKind::String, write)?;
-        if h0.kind() != ffi::KeyKind::Empty {
+        if h0.kind() == ffi::KeyKind::Empty {
+            self.epoch.set(self.stored_epoch(write)?);
+        }
+        if self.epoch.get() == 0 {
             return Ok((name0, h0));
         }
         drop(h0);
-        self.epoch.set(self.stored_epoch(write)?);
-        if self.epoch.get() == 0 {
-            let h0 = self.open(&name0, ffi::KeyKind::String, write)?;
-            return Ok((name0, h0));
-        }
         self.open_derived(keys::Kind::HotBoard, &[], ffi::KeyKind::String, write)
     }
 

@@ -31,16 +31,13 @@ use redis_module::{Context, RedisString, RedisValue};
 /// `removed` (and `[0, 0, "0", "removed"]`, nothing written) for an
 /// article taken down by HOT.REM.
 pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    // `CLOCK c` and `SPARSE n` (four more arguments) only from the master
-    // or the AOF.
-    let max = if super::from_master_or_aof(ctx) {
-        10
-    } else {
-        6
-    };
+    // The context flags, asked once: `CLOCK c` and `SPARSE n` (four more
+    // arguments) only from the master or the AOF.
+    let replicated = super::from_master_or_aof(ctx);
+    let max = if replicated { 10 } else { 6 };
     let mut args = Args::new(argv, 4, max)?;
-    let b = BoardCtx::from_args(ctx, &mut args)?;
-    let req = view_request(ctx, &mut args)?;
+    let b = BoardCtx::from_args_replicated(ctx, &mut args, replicated)?;
+    let req = view_request(&mut args, replicated)?;
     let (hb, hb_h) = b.load_epoch_and_record(true)?;
     let mode = CommandsMode::enter();
     let board = b.open_board(true)?;
@@ -110,28 +107,26 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
 fn replicate_view(ctx: &Context, b: &BoardCtx, req: &Request) {
     let (t, now) = (crate::parse::time_text(req.t), IntText::new(req.now));
     let sparse = IntText::new(req.sparse_max as i64);
+    let default_sparse = req.sparse_max == crate::hot::hll::DEFAULT_SPARSE_MAX_BYTES;
+    // CLOCK first: it marks this version's format (see
+    // [`super::ViewOptions::clock_first`]); then the optional pairs in place.
     let mut args: [&[u8]; 8] = [
         req.article.as_slice(),
         req.visitor,
-        b"",
-        b"",
-        b"",
-        b"",
-        b"",
-        b"",
+        b"CLOCK",
+        now.as_bytes(),
+        b"AT",
+        t.as_bytes(),
+        b"SPARSE",
+        sparse.as_bytes(),
     ];
-    let mut n = 2;
-    let at: [&[u8]; 2] = [b"AT", t.as_bytes()];
-    let clock: [&[u8]; 2] = [b"CLOCK", now.as_bytes()];
-    let sp: [&[u8]; 2] = [b"SPARSE", sparse.as_bytes()];
-    let default_sparse = req.sparse_max == crate::hot::hll::DEFAULT_SPARSE_MAX_BYTES;
-    // CLOCK first: it marks this version's format (see
-    // [`super::ViewOptions::clock_first`]).
-    for (on, pair) in [(true, clock), (req.t != req.now, at), (!default_sparse, sp)] {
-        if on {
-            args[n..n + 2].copy_from_slice(&pair);
-            n += 2;
-        }
+    let mut n = 4;
+    if req.t != req.now {
+        n = 6;
+    }
+    if !default_sparse {
+        args.copy_within(6..8, n);
+        n += 2;
     }
     ffi::replicate(ctx, c"HOT.VIEW", b.key, &args[..n]);
 }
@@ -158,13 +153,13 @@ struct Request<'a> {
     run_upkeep: bool,
 }
 
-/// Parses `article visitor [AT t] [CLOCK c] [SPARSE n]`.
-fn view_request<'a>(ctx: &Context, args: &mut Args<'a>) -> Res<Request<'a>> {
+/// Parses `article visitor [AT t] [CLOCK c] [SPARSE n]` (`replicated`:
+/// the view comes from the master or the AOF).
+fn view_request<'a>(args: &mut Args<'a>, replicated: bool) -> Res<Request<'a>> {
     let article = args.next_rs()?;
     let visitor = args.next_rs()?.as_slice();
-    let o = trailing_at_clock_sparse(ctx, args)?;
+    let o = trailing_at_clock_sparse(args, replicated)?;
     let fp = dedup::fingerprint(article.as_slice(), visitor);
-    let replicated = super::from_master_or_aof(ctx);
     let legacy = replicated && !o.clock_first;
     let sparse_max = match o.sparse {
         Some(n) => n,
