@@ -27,12 +27,19 @@
 //!   and fix every time that matters with `AT` (HOT.VIEW, HOT.TOP,
 //!   HOT.STATS, RANK.INCR/SET take `AT t`; times are unix seconds): a reply
 //!   that depends on the server clock cannot be shown.
+//! - **Today's period ids.** Where a reply names the current period (RANK.INFO's
+//!   `period_boards`), write a placeholder instead of the id: `<day TZ>`,
+//!   `<week TZ>` or `<month TZ>` (`TZ` as in RANK.CREATE, e.g. `+02:00`). The
+//!   test fills it in from the server's `TIME` (read just before and just after
+//!   the command, so a day boundary in between passes either way), so the
+//!   example passes on any date.
 //!
 //! On a mismatch the test prints the README line of the command, the
 //! expected and the actual lines.
 
 mod common;
 use common::*;
+use hotrank::rank::period::{Period, Tz};
 use redis::Value;
 
 /// One command of an example block, with the reply lines shown after it.
@@ -201,6 +208,44 @@ fn format_into(v: &Value, prefix: &str, out: &mut String) {
     }
 }
 
+/// `expected` with each `<day TZ>`, `<week TZ>` and `<month TZ>`
+/// placeholder replaced by the id of the period holding `now_ms` in `TZ`
+/// (`d2026-11-26`, `w2026-W48`, `m2026-11`).
+fn fill_periods(expected: &[String], now_ms: i64) -> Vec<String> {
+    expected
+        .iter()
+        .map(|line| {
+            let mut out = String::new();
+            let mut rest = line.as_str();
+            while let Some(open) = rest.find('<') {
+                let Some(len) = rest[open..].find('>') else {
+                    break;
+                };
+                let inner = &rest[open + 1..open + len];
+                let id = inner.split_once(' ').and_then(|(kind, tz)| {
+                    let period = Period::ALL.into_iter().find(|p| p.name() == kind)?;
+                    let tz = Tz::parse(tz.as_bytes()).ok()?;
+                    Some(period.containing(now_ms, tz).id())
+                });
+                out.push_str(&rest[..open]);
+                match id {
+                    Some(id) => out.push_str(&id),
+                    None => out.push_str(&rest[open..=open + len]),
+                }
+                rest = &rest[open + len + 1..];
+            }
+            out.push_str(rest);
+            out
+        })
+        .collect()
+}
+
+/// The server's clock (`TIME`) in unix ms.
+fn server_ms(c: &mut redis::Connection) -> i64 {
+    let (s, us): (i64, i64) = redis::cmd("TIME").query(c).expect("TIME");
+    s * 1000 + us / 1000
+}
+
 /// Whether `actual` matches `expected`, where a `...` line in `expected`
 /// matches any number of lines.
 fn matches(expected: &[String], actual: &[String]) -> bool {
@@ -244,12 +289,15 @@ fn every_readme_example_prints_what_the_readme_shows() {
     for steps in &blocks {
         for step in steps {
             let args = split_args(&step.command);
+            let before = server_ms(&mut c);
             let actual = format(&run(&mut c, &args));
             if step.expected.is_empty() {
                 continue;
             }
             checked += 1;
-            if !matches(&step.expected, &actual) {
+            let after = server_ms(&mut c);
+            let fits = |ms| matches(&fill_periods(&step.expected, ms), &actual);
+            if !fits(before) && !fits(after) {
                 failures.push(format!(
                     "README.md:{}: > {}\n--- README shows:\n{}\n--- the server says:\n{}\n",
                     step.line,
@@ -289,5 +337,14 @@ fn the_block_parser_and_the_formatter_follow_the_documented_rules() {
         &lines(&["a", "b", "c", "d"])
     ));
     assert!(matches(&lines(&["a", "..."]), &lines(&["a"])));
+    // 2026-11-26 23:30 UTC is already 2026-11-27 at +02:00 (a Friday, ISO week 48).
+    let ms = 1_795_735_800_000;
+    assert_eq!(
+        fill_periods(
+            &lines(&["1) \"<day +02:00>\"", "<week +00:00> <month -05:00> <nope x>"]),
+            ms
+        ),
+        lines(&["1) \"d2026-11-27\"", "w2026-W48 m2026-11 <nope x>"])
+    );
     assert!(!matches(&lines(&["a", "d"]), &lines(&["a", "b", "d"])));
 }
