@@ -177,7 +177,7 @@ build:
 
 # The documentation site: docs/ and mkdocs.yml -> site/ (open site/index.html).
 docs: $(DOCS_VENV)/.installed
-	'$(DOCS_VENV)/bin/python' -m mkdocs build --strict --clean -f '$(ROOT)/mkdocs.yml'
+	NO_MKDOCS_2_WARNING=1 '$(DOCS_VENV)/bin/python' -m mkdocs build --strict --clean -f '$(ROOT)/mkdocs.yml'
 
 $(DOCS_VENV)/.installed: $(ROOT)/docs/requirements.txt
 	@set -e; \
