@@ -181,13 +181,8 @@ docs: $(DOCS_VENV)/.installed
 
 $(DOCS_VENV)/.installed: $(ROOT)/docs/requirements.txt
 	@set -e; \
-	if [ ! -x '$(DOCS_VENV)/bin/python' ]; then \
-	  echo ">> creating $(DOCS_VENV)"; \
-	  $(PYTHON) -m venv '$(DOCS_VENV)' || { \
-	    rm -rf '$(DOCS_VENV)'; \
-	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv; \
-	    $(PYTHON) -m venv '$(DOCS_VENV)'; }; \
-	fi; \
+	[ -x '$(DOCS_VENV)/bin/python' ] || $(PYTHON) -m venv '$(DOCS_VENV)' || { \
+	  echo "error: '$(PYTHON) -m venv' failed: install Python's venv (apt-get install python3-venv)" >&2; exit 1; }; \
 	echo ">> installing docs/requirements.txt into $(DOCS_VENV) (pip)"; \
 	'$(DOCS_VENV)/bin/python' -m pip install --quiet --disable-pip-version-check -r '$(ROOT)/docs/requirements.txt'; \
 	touch '$@'

@@ -180,6 +180,17 @@ fn parse_arg(v: &Value) -> Arg {
     }
 }
 
+/// The commands the module registered (`COMMAND LIST FILTERBY MODULE hotrank`).
+fn module_commands(c: &mut Connection) -> Vec<String> {
+    redis::cmd("COMMAND")
+        .arg("LIST")
+        .arg("FILTERBY")
+        .arg("MODULE")
+        .arg("hotrank")
+        .query(c)
+        .expect("COMMAND LIST")
+}
+
 /// `COMMAND DOCS` of the given commands, by name.
 fn command_docs(c: &mut Connection, names: &[&str]) -> BTreeMap<String, Doc> {
     let mut cmd = redis::cmd("COMMAND");
@@ -444,14 +455,7 @@ fn keywords_in(line: &str) -> Vec<String> {
 fn every_command_is_documented() {
     let s = Server::start();
     let mut c = s.conn();
-    let listed: Vec<String> = redis::cmd("COMMAND")
-        .arg("LIST")
-        .arg("FILTERBY")
-        .arg("MODULE")
-        .arg("hotrank")
-        .query(&mut c)
-        .expect("COMMAND LIST");
-    let listed: BTreeSet<String> = listed.into_iter().collect();
+    let listed: BTreeSet<String> = module_commands(&mut c).into_iter().collect();
     let want: BTreeSet<String> = COMMANDS.iter().map(|s| s.to_string()).collect();
     assert_eq!(listed, want, "the module's commands");
 
@@ -768,13 +772,7 @@ const PAGE_SECTIONS: [&str; 5] = ["Arguments", "Reply", "Errors", "Examples", "S
 fn every_command_has_a_page_that_agrees_with_command_docs() {
     let s = Server::start();
     let mut c = s.conn();
-    let listed: Vec<String> = redis::cmd("COMMAND")
-        .arg("LIST")
-        .arg("FILTERBY")
-        .arg("MODULE")
-        .arg("hotrank")
-        .query(&mut c)
-        .expect("COMMAND LIST");
+    let listed = module_commands(&mut c);
     let names: Vec<&str> = listed.iter().map(String::as_str).collect();
     let docs = command_docs(&mut c, &names);
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/commands");
