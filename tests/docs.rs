@@ -180,6 +180,17 @@ fn parse_arg(v: &Value) -> Arg {
     }
 }
 
+/// The commands the module registered (`COMMAND LIST FILTERBY MODULE hotrank`).
+fn module_commands(c: &mut Connection) -> Vec<String> {
+    redis::cmd("COMMAND")
+        .arg("LIST")
+        .arg("FILTERBY")
+        .arg("MODULE")
+        .arg("hotrank")
+        .query(c)
+        .expect("COMMAND LIST")
+}
+
 /// `COMMAND DOCS` of the given commands, by name.
 fn command_docs(c: &mut Connection, names: &[&str]) -> BTreeMap<String, Doc> {
     let mut cmd = redis::cmd("COMMAND");
@@ -444,14 +455,7 @@ fn keywords_in(line: &str) -> Vec<String> {
 fn every_command_is_documented() {
     let s = Server::start();
     let mut c = s.conn();
-    let listed: Vec<String> = redis::cmd("COMMAND")
-        .arg("LIST")
-        .arg("FILTERBY")
-        .arg("MODULE")
-        .arg("hotrank")
-        .query(&mut c)
-        .expect("COMMAND LIST");
-    let listed: BTreeSet<String> = listed.into_iter().collect();
+    let listed: BTreeSet<String> = module_commands(&mut c).into_iter().collect();
     let want: BTreeSet<String> = COMMANDS.iter().map(|s| s.to_string()).collect();
     assert_eq!(listed, want, "the module's commands");
 
@@ -681,4 +685,213 @@ fn undocumented_keywords_are_refused() {
         }
     }
     assert!(refused >= 50, "only {refused} refusals checked");
+}
+
+// ---------------------------------------------------------------------------
+// docs/commands/<command>.md agree with COMMAND DOCS
+// ---------------------------------------------------------------------------
+
+/// The syntax of `a` as docs/commands pages write it (redis.io's style):
+/// `TOKEN value`, a bare keyword for a pure token, `<a | b>` for a
+/// required choice, `[…]` around an optional part, `x [x ...]` for a
+/// repeatable one.
+fn syntax_of(a: &Arg) -> String {
+    let mut inner = match a.kind.as_str() {
+        "pure-token" => a.token.clone().unwrap_or_default(),
+        "oneof" => a.args.iter().map(syntax_of).collect::<Vec<_>>().join(" | "),
+        "block" => a.args.iter().map(syntax_of).collect::<Vec<_>>().join(" "),
+        _ => a.name.clone(),
+    };
+    if a.kind == "oneof" && (!a.optional || a.token.is_some()) {
+        inner = format!("<{inner}>");
+    }
+    if let (Some(t), false) = (&a.token, a.kind == "pure-token") {
+        inner = format!("{t} {inner}");
+    }
+    if a.multiple {
+        inner = format!("{inner} [{inner} ...]");
+    }
+    if a.optional {
+        inner = format!("[{inner}]");
+    }
+    inner
+}
+
+/// The one-line syntax of a command, from its served docs.
+fn command_syntax(name: &str, d: &Doc) -> String {
+    std::iter::once(name.to_ascii_uppercase())
+        .chain(d.args.iter().map(syntax_of))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What a command page states in its header (see docs/commands/index.md).
+#[derive(Debug, Default)]
+struct Page {
+    title: String,
+    syntax: String,
+    since: String,
+    complexity: String,
+    acl: Vec<String>,
+    sections: Vec<String>,
+}
+
+fn read_page(path: &std::path::Path) -> Page {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut page = Page::default();
+    let mut lines = text.lines();
+    while let Some(l) = lines.next() {
+        let field = |label: &str| {
+            l.strip_prefix(label)
+                .map(|v| v.trim_end().trim_end_matches('\\').trim().to_string())
+        };
+        if let Some(t) = l.strip_prefix("# ") {
+            page.title = t.trim().to_string();
+        } else if let Some(t) = l.strip_prefix("## ") {
+            page.sections.push(t.trim().to_string());
+        } else if l.trim() == "```text" && page.syntax.is_empty() {
+            page.syntax = lines.next().unwrap_or_default().trim().to_string();
+        } else if let Some(v) = field("**Available since:**") {
+            page.since = v;
+        } else if let Some(v) = field("**Time complexity:**") {
+            page.complexity = v;
+        } else if let Some(v) = field("**ACL categories:**") {
+            page.acl = v
+                .split_whitespace()
+                .map(|c| c.trim_matches('`').to_string())
+                .collect();
+        }
+    }
+    page
+}
+
+/// The sections every command page has, in this order.
+const PAGE_SECTIONS: [&str; 5] = ["Arguments", "Reply", "Errors", "Examples", "See also"];
+
+#[test]
+fn every_command_has_a_page_that_agrees_with_command_docs() {
+    let s = Server::start();
+    let mut c = s.conn();
+    let listed = module_commands(&mut c);
+    let names: Vec<&str> = listed.iter().map(String::as_str).collect();
+    let docs = command_docs(&mut c, &names);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/commands");
+    let mut problems = Vec::new();
+    for name in &names {
+        let path = dir.join(format!("{name}.md"));
+        if !path.exists() {
+            problems.push(format!("{name}: no page docs/commands/{name}.md"));
+            continue;
+        }
+        let page = read_page(&path);
+        let d = &docs[*name];
+        let want = (
+            name.to_ascii_uppercase(),
+            command_syntax(name, d),
+            d.text("since").unwrap_or_default(),
+            d.text("complexity").unwrap_or_default(),
+        );
+        let got = (
+            page.title.clone(),
+            page.syntax.clone(),
+            page.since.clone(),
+            page.complexity.clone(),
+        );
+        if got != want {
+            problems.push(format!(
+                "docs/commands/{name}.md disagrees with COMMAND DOCS:\n  page:   {got:?}\n  server: {want:?}"
+            ));
+        }
+        let sections: Vec<&str> = page
+            .sections
+            .iter()
+            .map(String::as_str)
+            .filter(|s| PAGE_SECTIONS.contains(s))
+            .collect();
+        if sections != PAGE_SECTIONS {
+            problems.push(format!(
+                "docs/commands/{name}.md: sections {:?}, want {PAGE_SECTIONS:?}",
+                page.sections
+            ));
+        }
+        // ACL categories: Redis 7.0 has no module API for them (COMMAND INFO
+        // shows none); where the server has them, the page must list the same.
+        let info: Value = redis::cmd("COMMAND")
+            .arg("INFO")
+            .arg(*name)
+            .query(&mut c)
+            .expect("COMMAND INFO");
+        let cats: Vec<String> = items(&items(&info)[0])
+            .get(6)
+            .map(|v| items(v).iter().map(text).collect())
+            .unwrap_or_default();
+        if !cats.is_empty() && cats != page.acl {
+            problems.push(format!(
+                "docs/commands/{name}.md: ACL categories {:?}, the server has {cats:?}",
+                page.acl
+            ));
+        }
+    }
+    // No page for a command the module does not have.
+    for e in std::fs::read_dir(&dir).expect("docs/commands") {
+        let file = e.expect("entry").file_name().to_string_lossy().into_owned();
+        if let Some(cmd) = file.strip_suffix(".md") {
+            if cmd != "index" && !names.contains(&cmd) {
+                problems.push(format!("docs/commands/{file}: no such command"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}
+
+#[test]
+fn the_syntax_line_follows_redis_io() {
+    let arg = |name: &str, kind: &str| Arg {
+        name: name.into(),
+        kind: kind.into(),
+        token: None,
+        summary: None,
+        key_spec_index: None,
+        optional: false,
+        multiple: false,
+        args: Vec::new(),
+    };
+    let tok = |a: Arg, t: &str| Arg {
+        token: Some(t.into()),
+        ..a
+    };
+    let opt = |a: Arg| Arg {
+        optional: true,
+        ..a
+    };
+    let units = Arg {
+        args: vec![
+            tok(arg("day", "pure-token"), "day"),
+            tok(arg("week", "pure-token"), "week"),
+        ],
+        ..arg("unit", "oneof")
+    };
+    let period = opt(tok(
+        Arg {
+            args: vec![units, opt(tok(arg("ago", "integer"), "AGO"))],
+            ..arg("period", "block")
+        },
+        "PERIOD",
+    ));
+    let doc = Doc {
+        fields: BTreeMap::new(),
+        args: vec![
+            arg("key", "key"),
+            Arg {
+                multiple: true,
+                ..arg("member", "string")
+            },
+            opt(tok(arg("withscores", "pure-token"), "WITHSCORES")),
+            period,
+        ],
+    };
+    assert_eq!(
+        command_syntax("rank.x", &doc),
+        "RANK.X key member [member ...] [WITHSCORES] [PERIOD <day | week> [AGO ago]]"
+    );
 }

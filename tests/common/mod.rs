@@ -161,13 +161,37 @@ impl Server {
         }
     }
 
+    /// A server with the module loaded, started from `bin` (not
+    /// `HOTRANK_SERVER`) with `env` added to its environment (for example
+    /// libfaketime's `LD_PRELOAD` and `FAKETIME`). Started again on another
+    /// port if it exits while starting, as `start_with`.
+    pub fn start_bin_env(bin: &str, env: &[(&str, &str)]) -> Server {
+        for attempt in 1.. {
+            let mut server = Server::spawn_bin(bin, env, &[], true);
+            if server.wait_ready() {
+                return server;
+            }
+            assert!(
+                attempt < 5,
+                "{bin} exited while starting, {attempt} attempts"
+            );
+        }
+        unreachable!()
+    }
+
     /// Spawns the server process without waiting for it.
     fn spawn(extra: &[&str], with_module: bool) -> Server {
+        Server::spawn_bin(&server_bin(), &[], extra, with_module)
+    }
+
+    /// Spawns `bin` with `env` added, without waiting for it.
+    fn spawn_bin(bin: &str, env: &[(&str, &str)], extra: &[&str], with_module: bool) -> Server {
         let port = free_port();
         let dir =
             std::env::temp_dir().join(format!("hotrank-test-{}-{}", std::process::id(), port));
         std::fs::create_dir_all(&dir).expect("mkdir");
-        let mut cmd = Command::new(server_bin());
+        let mut cmd = Command::new(bin);
+        cmd.envs(env.iter().copied());
         cmd.arg("--port")
             .arg(port.to_string())
             .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
@@ -177,9 +201,7 @@ impl Server {
             cmd.arg("--loadmodule").arg(module_path());
         }
         cmd.args(extra).stdout(Stdio::null()).stderr(Stdio::null());
-        let child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("start {}: {e}", server_bin()));
+        let child = cmd.spawn().unwrap_or_else(|e| panic!("start {bin}: {e}"));
         Server { port, child, dir }
     }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import doctest
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,9 @@ def blocks() -> list[tuple[str, str]]:
     return out
 
 
-def run(blocks_: list[tuple[str, str]], server: Server, cluster: Cluster) -> None:
-    server.client().flushall()
+def run(blocks_: list[tuple[str, str]], server: Server, cluster: Cluster, flush: bool = True) -> None:
+    if flush:
+        server.client().flushall()
     for node in cluster.nodes:
         redis.Redis(port=node.port).flushall()
     globs: dict[str, Any] = {}
@@ -54,3 +56,48 @@ def test_readme_examples_run(redis_server: Server, cluster: Cluster) -> None:
 def test_readme_lifecycle_examples_run(redis_server: Server, cluster: Cluster) -> None:
     require(redis_server, *LIFECYCLE)
     run(blocks(), redis_server, cluster)
+
+
+MAIN_README = Path(__file__).resolve().parents[3] / "README.md"
+
+
+def main_readme_commands() -> list[list[str]]:
+    """The commands of the main README's example blocks (bare ``` blocks of ``> `` lines,
+    the format tests/readme.rs runs), split as redis-cli splits them."""
+    out: list[list[str]] = []
+    lines = iter(MAIN_README.read_text().splitlines())
+    for line in lines:
+        if not line.lstrip().startswith("```"):
+            continue
+        bare = line.strip() == "```"
+        for body in lines:
+            if body.lstrip().startswith("```"):
+                break
+            if bare and body.startswith("> "):
+                out.append(shlex.split(re.sub(r"  +#.*$", "", body[2:])))
+    return out
+
+
+def hash_tags(names: set[str]) -> set[str]:
+    """The hash tags of key names, up to the first ':' inside the braces
+    (``hot:{news:00}``, a shard of ``hot:{news}``, has the tag ``news``)."""
+    return {m.split(":")[0] for n in names for m in re.findall(r"\{([^}]*)\}", n)}
+
+
+def test_the_two_readmes_use_boards_of_their_own() -> None:
+    main = {c[1] for c in main_readme_commands() if len(c) > 1 and "{" in c[1]}
+    python = set(re.findall(r"[\"']([^\"'\s]*\{[^}]*\}[^\"'\s]*)[\"']", README.read_text()))
+    assert len(main) >= 2 and len(python) >= 5
+    assert not hash_tags(main) & hash_tags(python), (main, python)
+
+
+def test_the_python_readme_runs_after_the_main_readme_on_one_server(redis_server: Server, cluster: Cluster) -> None:
+    require(redis_server, *LIFECYCLE)
+    r = redis_server.client()
+    r.flushall()
+    commands = main_readme_commands()
+    assert len(commands) >= 15
+    for args in commands:
+        r.execute_command(*args)
+    assert r.dbsize() > 0
+    run(blocks(), redis_server, cluster, flush=False)
