@@ -309,7 +309,8 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("db", ["sqlite", "postgresql"])
-def test_ids_of_any_bytes_round_trip_exactly(db: str, redis_server: Server, tmp_path: Path, request: Any) -> None:
+def test_ids_of_any_bytes_round_trip_exactly(db: str, server: Server, tmp_path: Path, request: Any) -> None:
+    redis_server = server  # redis-server and valkey-server
     r = redis_server.client(decode_responses=False)
     board = hotrank.HotBoard(r, "hot:{odd}")
     r.delete(board.key)

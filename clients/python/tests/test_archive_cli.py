@@ -42,6 +42,7 @@ BAD_OPTIONS: List[List[str]] = [
     ["--count", "0"], ["--count", "-5"], ["--count", "20000"], ["--count", "1.5"],
     ["--to", "mysql://u@localhost/db"], ["--to", "mysql+pymysql://u@localhost/db"],
     ["--to", "postgresql+psycopg2://u@localhost/db"], ["--to", "oracle://u@h/db"], ["--to", "nonsense"],
+    ["--redis", "http://127.0.0.1:6379"], ["--redis", "redis://127.0.0.1:port/0"],
 ]  # fmt: skip
 
 
@@ -91,7 +92,10 @@ def test_a_database_that_is_down_is_one_line(redis_server: Server, capsys: Any) 
 
 
 @pytest.fixture
-def boards(redis_server: Server) -> Any:
+def boards(server: Server) -> Any:
+    """A HOT board, a leaderboard, a string and a sharded leaderboard's record, on
+    redis-server and on valkey-server."""
+    redis_server = server
     r = redis_server.client()
     for k in ("hot:{real}", "lb:{rank}", "str:{x}", "hot:{sharded-lb}:sharding"):
         r.delete(k)
@@ -123,3 +127,35 @@ def test_a_board_that_is_not_a_hot_board_is_one_line(
     assert len(err.strip().splitlines()) == 1 and err.startswith(message), err
     # Checked before anything is written: the good board is not half-archived either.
     assert archive.Store(f"sqlite:///{db}").rows() == []
+
+
+def test_every_runs_again_and_a_later_failure_does_not_stop_it(redis_server: Server, tmp_path: Path) -> None:
+    """--every 1: a run each second; a board gone in between is one line, the next run
+    archives again once it is back."""
+    import os
+    import signal
+    import time
+
+    r = redis_server.client()
+    board = hotrank.HotBoard(r, "hot:{every}")
+    r.delete(board.key)
+    board.view("a", "v", T0)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hotrank", "archive", "--redis", f"redis://127.0.0.1:{redis_server.port}/0",
+         "--board", board.key, "--to", f"sqlite:///{tmp_path}/e.db", "--every", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline().startswith("archived 1 articles")
+        board.drop()
+        assert proc.stderr.readline().startswith("error: board 'hot:{every}' does not exist")
+        board.view("b", "v", T0)
+        deadline = time.monotonic() + 30
+        while not proc.stdout.readline().startswith("archived 1 articles"):
+            assert time.monotonic() < deadline
+        assert proc.poll() is None
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    assert {row[2] for row in archive.Store(f"sqlite:///{tmp_path}/e.db").rows()} == {"a", "b"}

@@ -11,7 +11,7 @@ outlives the board. docs/archive.md is the user's guide.
   seconds from :data:`EVERY_MIN` (1 s) to :data:`EVERY_MAX` (30 days), or such a
   duration with a unit (``90``, ``30m``, ``1h``, ``1d``); ``--count`` is 1 … 10000
   (HOT.EXPORT's COUNT); ``--to`` is ``sqlite://`` or ``postgresql://`` with its
-  driver installed. A bad option exits 2 with argparse's usage line.
+  driver installed; ``--redis`` is a ``redis://``, ``rediss://`` or ``unix://`` URL. A bad option exits 2 with argparse's usage line.
 - **Checks each board before it reads it**: a board that does not exist (HOT.INFO
   reports no keys), a leaderboard, or any key that is not a HOT board ends the run
   with one line and exit status 1, as does a Redis or database that cannot be
@@ -118,6 +118,18 @@ def parse_count(text: str) -> int:
     if not COUNT_MIN <= n <= COUNT_MAX:
         raise argparse.ArgumentTypeError(f"must be from {COUNT_MIN} to {COUNT_MAX}, got {text!r}")
     return n
+
+
+def parse_redis(text: str) -> str:
+    """``--redis``: a ``redis://``, ``rediss://`` or ``unix://`` URL redis-py can parse
+    (checked without connecting); ArgumentTypeError otherwise."""
+    import redis.connection
+
+    try:
+        redis.connection.parse_url(text)  # type: ignore[no-untyped-call]
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{e} (e.g. redis://127.0.0.1:6379/0)") from None
+    return text
 
 
 def database_url(url: str) -> str:
@@ -583,7 +595,9 @@ def parser() -> argparse.ArgumentParser:
         prog="python -m hotrank archive",
         description="Copy every article's counters (HOT.EXPORT) of HOT boards into SQLite or PostgreSQL.",
     )
-    p.add_argument("--redis", default="redis://127.0.0.1:6379/0", help="Redis URL (a cluster node is detected)")
+    p.add_argument(
+        "--redis", type=parse_redis, default="redis://127.0.0.1:6379/0", help="Redis URL (a cluster node is detected)"
+    )
     p.add_argument("--board", action="append", required=True, help="board key (repeatable); a sharded board by its name")
     p.add_argument(
         "--to", type=parse_to, default="sqlite:///hot.db", help="sqlite:///path (default hot.db) or postgresql://user:pass@host/db"
