@@ -159,3 +159,16 @@ def test_every_runs_again_and_a_later_failure_does_not_stop_it(redis_server: Ser
         os.kill(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)
     assert {row[2] for row in archive.Store(f"sqlite:///{tmp_path}/e.db").rows()} == {"a", "b"}
+
+
+def test_a_user_without_permission_is_one_line(redis_server: Server, tmp_path: Path, capsys: Any) -> None:
+    r = redis_server.client()
+    hotrank.HotBoard(r, "hot:{acl}").view("a", "v", T0)
+    r.execute_command("ACL", "SETUSER", "archiver", "reset", "on", ">s3cret", "~*", "+@all", "-hot.info")
+    try:
+        url = f"redis://archiver:s3cret@127.0.0.1:{redis_server.port}/0"
+        code, out, err = main(capsys, "--redis", url, "--board", "hot:{acl}", "--to", f"sqlite:///{tmp_path}/a.db")
+        assert code == 1 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert err.startswith("error: Redis replied: NOPERM") and "s3cret" not in err, err
+    finally:
+        r.execute_command("ACL", "DELUSER", "archiver")

@@ -65,7 +65,14 @@ import redis.exceptions
 
 from . import _calls as c
 from . import _shard
-from ._types import ArticleStats, ServerError, UnknownCommandError, server_error
+from ._types import (
+    ArticleStats,
+    InvalidArgumentError,
+    ServerError,
+    UnknownCommandError,
+    WrongTypeError,
+    server_error,
+)
 
 #: The table's columns, in order (the key is ``(board, article_id)``).
 COLUMNS = ("board", "article_id", "article", "published_at", "pv", "uv", "last_view", "archived_at")
@@ -216,7 +223,7 @@ def check_hot_board(r: Any, key: str, name: Optional[str] = None) -> None:
         if not node.exists(key):
             raise ArchiveError(f"board {shown!r} does not exist (no such key): check the name") from None
         return
-    except ServerError as e:
+    except (WrongTypeError, InvalidArgumentError) as e:
         try:
             _run(node, c.info("RANK.INFO", key))
         except ServerError:
