@@ -172,3 +172,10 @@ def test_a_user_without_permission_is_one_line(redis_server: Server, tmp_path: P
         assert err.startswith("error: Redis replied: NOPERM") and "s3cret" not in err, err
     finally:
         r.execute_command("ACL", "DELUSER", "archiver")
+
+
+def test_without_sqlalchemy_it_says_what_to_install(monkeypatch: Any, capsys: Any) -> None:
+    monkeypatch.setitem(sys.modules, "sqlalchemy", None)  # as if not installed
+    code, out, err = main(capsys, "--redis", down(), "--board", "hot:{x}")
+    assert code == 2 and "error: argument --to: the archiver needs SQLAlchemy: pip install 'hotrank[archive]'" in err
+    assert "Traceback" not in err

@@ -155,9 +155,13 @@ def parse_to(text: str) -> str:
     Raises argparse.ArgumentTypeError for another scheme, a URL SQLAlchemy cannot
     parse, or a driver that is not installed.
     """
-    import sqlalchemy as sa
-    import sqlalchemy.exc
-
+    try:
+        import sqlalchemy as sa
+        import sqlalchemy.exc
+    except ImportError:
+        raise argparse.ArgumentTypeError(
+            "the archiver needs SQLAlchemy: pip install 'hotrank[archive]' (SQLAlchemy, psycopg, tqdm)"
+        ) from None
     try:
         url = sa.engine.make_url(database_url(text))
     except sqlalchemy.exc.ArgumentError:
@@ -549,9 +553,12 @@ def archive_once(
     plan = [(board, board_keys(r, board, check=True)) for board in boards]
     bar: Any = None
     if progress:
-        from tqdm import tqdm  # type: ignore[import-untyped]
-
-        bar = tqdm(unit=" articles", desc="archive", dynamic_ncols=True)
+        try:
+            from tqdm import tqdm  # type: ignore[import-untyped]
+        except ImportError:  # the bar is a nicety: run without it
+            tqdm = None
+        if tqdm is not None:
+            bar = tqdm(unit=" articles", desc="archive", dynamic_ncols=True)
     try:
         for board, keys in plan:
             s.shards += len(keys)
