@@ -30,6 +30,7 @@ import hotrank
 from conftest import T0, Cluster, Server, free_port, require
 from hotrank import archive
 from hotrank._calls import Call
+from hotrank._shard import id_bytes
 from hotrank._types import ArticleStats
 
 N_ARTICLES = 1_200
@@ -141,17 +142,18 @@ def boards(redis_server: Server, cluster: Cluster) -> Iterator[Tuple[Any, Any, A
 
 
 def expected(r: Any, board: str) -> List[Tuple[Any, ...]]:
-    """(board, article, published_at, pv, uv, last_view) of every article, as the
-    archiver's reader (HOT.EXPORT when the module has it) gives them."""
+    """(board, article id bytes, published_at, pv, uv, last_view) of every article, as
+    the archiver's reader (HOT.EXPORT when the module has it) gives them."""
     out = []
     for key in archive.board_keys(r, board):
         for page in archive.export_pages(r, key, 100):
-            out += [(board, a.article, a.published_at, a.pv, a.uv, a.last_view) for a in page]
+            out += [(board, id_bytes(a.article), a.published_at, a.pv, a.uv, a.last_view) for a in page]
     return sorted(out)
 
 
 def stored(store: archive.Store) -> List[Tuple[Any, ...]]:
-    return sorted(row[:6] for row in store.rows())
+    """(board, article_id, published_at, pv, uv, last_view) of every row."""
+    return sorted((row[0], row[1], *row[3:7]) for row in store.rows())
 
 
 @pytest.mark.parametrize("db", ["sqlite", "postgresql"])
@@ -180,7 +182,7 @@ def test_rows_equal_hot_export_itself(boards: Any, redis_server: Server, tmp_pat
     store = archive.Store(f"sqlite:///{tmp_path}/x.db")
     archive.archive_once(r, [plain.key], store)
     rows = {(a.article): (a.published_at, a.pv, a.uv, a.last_view) for a in plain.export_all()}
-    assert {row[1]: tuple(row[2:6]) for row in store.rows()} == rows
+    assert {row[2]: tuple(row[3:7]) for row in store.rows()} == rows
 
 
 def test_counters_never_go_back_and_a_forgotten_article_stays(tmp_path: Path) -> None:
@@ -189,10 +191,10 @@ def test_counters_never_go_back_and_a_forgotten_article_stays(tmp_path: Path) ->
     store.upsert("b", [a], 1.0)
     lower = ArticleStats("x", pv=3, uv=2, suspicious=0, published_at=None, score=0.1, last_view=None)
     store.upsert("b", [lower], 2.0)
-    assert store.rows() == [("b", "x", 100.0, 10, 7, 500.0, 2.0)]
+    assert store.rows() == [("b", b"x", "x", 100.0, 10, 7, 500.0, 2.0)]
     higher = ArticleStats("x", pv=12, uv=6, suspicious=0, published_at=90.0, score=0.1, last_view=900.0)
     store.upsert("b", [higher], 3.0)
-    assert store.rows() == [("b", "x", 100.0, 12, 7, 900.0, 3.0)]
+    assert store.rows() == [("b", b"x", "x", 100.0, 12, 7, 900.0, 3.0)]
 
 
 def test_an_article_gone_from_redis_keeps_its_last_counters(redis_server: Server, tmp_path: Path) -> None:
@@ -210,7 +212,7 @@ def test_an_article_gone_from_redis_keeps_its_last_counters(redis_server: Server
             r.delete(k)
     assert board.stats("old") is None or board.stats("old").pv == 0  # type: ignore[union-attr]
     archive.archive_once(r, [board.key], store)
-    rows = {row[1]: row[3:5] for row in store.rows()}
+    rows = {row[2]: row[4:6] for row in store.rows()}
     assert rows == {"old": (5, 5), "new": (1, 1)}
 
 
@@ -253,3 +255,156 @@ def test_killed_mid_run_and_run_again_ends_with_the_same_rows(
     rows = stored(store)
     assert rows == want
     assert len({(b, a) for b, a, *_ in rows}) == len(rows)
+
+
+# ---------------------------------------------------------------------------
+# Ids of any bytes, the first layout's upgrade, a refused row
+
+#: Ids a HOT board takes and a text column would not: Latin-1 (not UTF-8), a NUL,
+#: the empty id, look-alikes of it, 300-byte ids, emoji.
+ODD_IDS = [
+    b"caf\xe9",
+    b"a\x00b",
+    b"",
+    b" ",
+    "\u200b".encode(),
+    b"x" * 300,
+    ("\u00e9" * 150).encode(),
+    b"\xff" * 300,
+    "\U0001f525 news".encode(),
+    "\U0001f44d\U0001f3fd".encode(),
+    b"plain",
+]
+
+
+def db_url(db: str, tmp_path: Path, request: Any, name: str) -> str:
+    """A fresh SQLite file, or the PostgreSQL fixture's database with hot_articles dropped."""
+    if db == "sqlite":
+        return f"sqlite:///{tmp_path}/{name}.db"
+    url: str = request.getfixturevalue("postgres").url
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(archive.database_url(url))
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP TABLE IF EXISTS hot_articles"))
+    engine.dispose()
+    return url
+
+
+def raw_ids(db: str, url: str) -> List[Tuple[bytes, Any]]:
+    """(article_id, article) of every row, read with the database's own driver."""
+    if db == "sqlite":
+        import sqlite3
+
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+            return sorted((bytes(a), t) for a, t in conn.execute("SELECT article_id, article FROM hot_articles"))
+    import psycopg
+
+    with psycopg.connect(url.removeprefix("postgresql://").join(["postgresql://", ""])) as conn:
+        return sorted((bytes(a), t) for a, t in conn.execute("SELECT article_id, article FROM hot_articles"))
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hotrank", "archive", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("db", ["sqlite", "postgresql"])
+def test_ids_of_any_bytes_round_trip_exactly(db: str, server: Server, tmp_path: Path, request: Any) -> None:
+    redis_server = server  # redis-server and valkey-server
+    r = redis_server.client(decode_responses=False)
+    board = hotrank.HotBoard(r, "hot:{odd}")
+    r.delete(board.key)
+    board.view_many([(a, b"v1", T0) for a in ODD_IDS] + [(b"caf\xe9", b"v2", T0)])
+    url = db_url(db, tmp_path, request, "odd")
+    argv = ["--redis", f"redis://127.0.0.1:{redis_server.port}/0", "--board", board.key, "--to", url]
+    out = run_cli(*argv)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.startswith(f"archived {len(ODD_IDS)} articles"), out.stdout
+    want = sorted((a, archive.id_text(a)) for a in ODD_IDS)
+    assert raw_ids(db, url) == want
+    assert dict(raw_ids(db, url))[b"caf\xe9"] is None and dict(raw_ids(db, url))[b"a\x00b"] is None
+    assert dict(raw_ids(db, url))["\U0001f525 news".encode()] == "\U0001f525 news"
+    store = archive.Store(url)
+    first = store.rows()
+    assert {row[1]: row[4:6] for row in first}[b"caf\xe9"] == (2, 2)
+    # Run again: the same rows (only archived_at moves).
+    out = run_cli(*argv)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert [row[:7] for row in store.rows()] == [row[:7] for row in first]
+    assert raw_ids(db, url) == want
+    store.engine.dispose()
+
+
+def first_layout(url: str) -> Any:
+    """The table as the first archiver made it: keyed by (board, article) text."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(archive.database_url(url))
+    meta = sa.MetaData()
+    t = sa.Table(
+        "hot_articles", meta,
+        sa.Column("board", sa.Text, primary_key=True),
+        sa.Column("article", sa.Text, primary_key=True),
+        sa.Column("published_at", sa.Float, nullable=True),
+        sa.Column("pv", sa.BigInteger, nullable=False, server_default="0"),
+        sa.Column("uv", sa.BigInteger, nullable=False, server_default="0"),
+        sa.Column("last_view", sa.Float, nullable=True),
+        sa.Column("archived_at", sa.Float, nullable=False, server_default="0"),
+    )  # fmt: skip
+    with engine.begin() as conn:
+        meta.create_all(conn)
+        conn.execute(t.insert(), [
+            {"board": "b", "article": "x", "published_at": 1.0, "pv": 10, "uv": 5, "last_view": 9.0, "archived_at": 9.0},
+            {"board": "b", "article": "caf\u00e9 \U0001f525", "published_at": None, "pv": 3, "uv": 3,
+             "last_view": None, "archived_at": 9.0},
+        ])  # fmt: skip
+    return engine
+
+
+@pytest.mark.parametrize("db", ["sqlite", "postgresql"])
+def test_a_first_layout_table_is_upgraded_in_place(db: str, tmp_path: Path, request: Any) -> None:
+    url = db_url(db, tmp_path, request, "old")
+    first_layout(url).dispose()
+    store = archive.Store(url)
+    assert store.rows() == [
+        ("b", "caf\u00e9 \U0001f525".encode(), "caf\u00e9 \U0001f525", None, 3, 3, None, 9.0),
+        ("b", b"x", "x", 1.0, 10, 5, 9.0, 9.0),
+    ]
+    # Keyed by the bytes now: an upsert of the same id merges, a non-UTF-8 id is a new row.
+    store.upsert("b", [ArticleStats("x", 12, 4, 0, None, 0.0, 10.0), ArticleStats(b"x\xff".decode("utf-8", "surrogateescape"), 1, 1, 0, None, 0.0)], 10.0)
+    rows = {row[1]: row for row in store.rows()}
+    assert rows[b"x"] == ("b", b"x", "x", 1.0, 12, 5, 10.0, 10.0)
+    assert rows[b"x\xff"][2] is None
+    # Opening it again changes nothing.
+    assert archive.Store(url).rows() == store.rows()
+    store.engine.dispose()
+
+
+@pytest.mark.parametrize("db", ["sqlite", "postgresql"])
+def test_a_refused_row_is_reported_and_the_run_goes_on(db: str, redis_server: Server, tmp_path: Path, request: Any) -> None:
+    r = redis_server.client(decode_responses=False)
+    board = hotrank.HotBoard(r, "hot:{refuse}")
+    r.delete(board.key)
+    ids = [f"ok{i:02d}".encode() for i in range(30)] + [b"bad"]
+    board.view_many([(a, b"v", T0) for a in ids])
+    url = db_url(db, tmp_path, request, "refuse")
+    store = archive.Store(url)
+    import sqlalchemy as sa
+
+    with store.engine.begin() as conn:
+        if db == "sqlite":
+            conn.execute(sa.text(
+                "CREATE TRIGGER no_bad BEFORE INSERT ON hot_articles WHEN NEW.article = 'bad' "
+                "BEGIN SELECT RAISE(ABORT, 'no bad articles here'); END"
+            ))  # fmt: skip
+        else:
+            conn.execute(sa.text("ALTER TABLE hot_articles ADD CONSTRAINT no_bad CHECK (article <> 'bad')"))
+    out = run_cli("--redis", f"redis://127.0.0.1:{redis_server.port}/0", "--board", board.key, "--to", url, "--count", "7")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr
+    errors = out.stderr.strip().splitlines()
+    assert len(errors) == 1 and errors[0].startswith("error: board 'hot:{refuse}': article 'bad' refused by the database")
+    assert ("no bad articles here" if db == "sqlite" else "no_bad") in errors[0]
+    assert out.stdout.startswith("archived 30 articles") and "1 row(s) refused" in out.stdout, out.stdout
+    assert sorted(row[1] for row in store.rows()) == ids[:-1]
+    store.engine.dispose()

@@ -16,7 +16,9 @@ The rule, for any language:
   cluster spreads them over its masters.
 - **Description**: the hash ``<name>:sharding`` (in the slot of ``{tag}``) holds
   ``kind`` (``hot`` or ``rank``), ``shards`` (N), ``hash`` (``crc32``) and
-  ``settings`` (the JSON of the settings every shard is created with).
+  ``settings`` (the JSON of every setting every shard is created with: the ones
+  given to ``create()`` and, read back from shard 0's HOT.INFO / RANK.INFO, the
+  rest, so a node's own ``hotrank.*`` configs never decide a shard's formula).
 """
 
 from __future__ import annotations
@@ -138,41 +140,138 @@ def tolerant(call: c.Call[Any]) -> Tolerant:
     return Tolerant(call.args, call.parse)
 
 
-def create_plan(name: str, kind: str, keys: Sequence[str], settings: Dict[str, Any], make: Any) -> Plan[None]:
-    """Describes the board, then creates every shard with ``make(key, settings, False)``.
+#: Every setting of a HOT board, as keyword names (HOT.INFO's with ``_`` for ``-``).
+HOT_SETTINGS = (
+    "alpha",
+    "beta",
+    "base",
+    "gamma",
+    "dedup_seconds",
+    "dedup_shards",
+    "visitor_max_views",
+    "visitor_window_seconds",
+    "max_articles",
+    "retention_seconds",
+)
+#: Every setting of a leaderboard's layout (RANK.INFO's ``min``/``max`` as ``min_score``/``max_score``).
+RANK_SETTINGS = ("resolution", "min_score", "max_score", "order", "periods", "tz", "keep")
 
-    Raises BoardExistsError if the board is described already, ValueError if it is
-    described with another kind or number of shards; a shard's error is raised after
+
+def hot_settings_of(info: Dict[str, Any]) -> Dict[str, Any]:
+    """Every setting HOT.INFO reports, as keyword settings (other fields left out)."""
+    out: Dict[str, Any] = {}
+    for name in HOT_SETTINGS:
+        v = info.get(name.replace("_", "-"))
+        if v is None:
+            raise ValueError(f"HOT.INFO does not report {name.replace('_', '-')}: the module is older than this client")
+        out[name] = v
+    return out
+
+
+def rank_settings_of(info: Dict[str, Any]) -> Dict[str, Any]:
+    """Every setting of the layout RANK.INFO reports; ``periods``, ``tz`` and ``keep``
+    are None for a board without periods (recorded as such: nothing left to a node)."""
+    periods = info.get("periods")
+    if isinstance(periods, str):
+        periods = [periods] if periods else None
+    tz, keep = info.get("tz"), info.get("keep")
+    return {
+        "resolution": info.get("resolution"),
+        "min_score": info.get("min"),
+        "max_score": info.get("max"),
+        "order": info.get("order"),
+        "periods": list(periods) if periods else None,
+        "tz": tz if tz not in ("", None) else None,
+        "keep": keep if keep not in ("", None) else None,
+    }
+
+
+#: Per kind: the INFO command, how its reply gives the settings, and their names.
+_RESOLVE = {"hot": ("HOT.INFO", hot_settings_of, HOT_SETTINGS), "rank": ("RANK.INFO", rank_settings_of, RANK_SETTINGS)}
+
+
+def complete(kind: str, settings: Dict[str, Any]) -> bool:
+    """Whether a record holds every setting of its kind (one written by a version
+    that resolved them), so every shard gets the same ones whatever its node's configs."""
+    return all(name in settings for name in _RESOLVE[kind][2])
+
+
+def resolve_plan(kind: str, key: str, settings: Dict[str, Any], make: Any) -> Plan[Dict[str, Any]]:
+    """Creates the board ``key`` with ``settings`` (HOT: alters it to them if it exists
+    already), then reads every setting back from its INFO: the settings given, and
+    the node's ``hotrank.*`` configs for the rest. ValueError if the leaderboard exists
+    with another layout than the one given."""
+    cmd, parse, _ = _RESOLVE[kind]
+    (made,) = yield [tolerant(make(key, settings, False))]
+    if isinstance(made, BoardExistsError):
+        if kind == "hot" and settings:
+            yield [make(key, settings, True)]
+    elif isinstance(made, ServerError):
+        raise made
+    (info,) = yield [c.info(cmd, key)]
+    full: Dict[str, Any] = parse(info)
+    if kind == "rank":
+        differ = [k for k, v in settings.items() if _norm(v) != _norm(full.get(k))]
+        if differ:
+            raise ValueError(f"{key!r} exists with another layout ({', '.join(differ)}): drop it or use its layout")
+    return full
+
+
+def _norm(v: Any) -> Any:
+    """A setting compared loosely: periods as a set, numbers and text as text."""
+    if isinstance(v, (list, tuple)):
+        return frozenset(str(x) for x in v)
+    return None if v is None else str(v)
+
+
+def apply_plan(kind: str, keys: Sequence[str], settings: Dict[str, Any], make: Any) -> Plan[None]:
+    """Gives every shard ``settings``: creates the shards that have none and (HOT) alters
+    the others to them; a shard's error is raised after every shard was tried."""
+    results = yield [tolerant(make(k, settings, False)) for k in keys]
+    again = [k for k, r in zip(keys, results) if isinstance(r, BoardExistsError)]
+    if kind == "hot" and again and settings:
+        yield [make(k, settings, True) for k in again]
+    for r in results:
+        if isinstance(r, ServerError) and not isinstance(r, BoardExistsError):
+            raise r
+    return None
+
+
+def create_plan(name: str, kind: str, keys: Sequence[str], settings: Dict[str, Any], make: Any) -> Plan[None]:
+    """Creates shard 0 with ``settings`` and reads every setting back from it (the node's
+    configs fill what was not given), records them all, then gives every other shard
+    the same: shards on nodes with other ``hotrank.*`` configs score alike.
+
+    Raises BoardExistsError if the board is recorded already, ValueError if it is
+    recorded with another kind or number of shards; a shard's error is raised after
     every shard was tried (``ensure`` finishes the job).
     """
     (d,) = yield [read_description(name)]
     check(name, kind, len(keys), d)
     if d.kind is not None:
         raise BoardExistsError("ERR", "ERR board already exists")
-    yield [write_description(name, kind, len(keys), settings)]
-    results = yield [tolerant(make(k, settings, False)) for k in keys]
-    for r in results:
-        if isinstance(r, ServerError):
-            raise r
+    full = yield from resolve_plan(kind, keys[0], settings, make)
+    yield [write_description(name, kind, len(keys), full)]
+    yield from apply_plan(kind, keys[1:], full, make)
     return None
 
 
 def ensure_plan(name: str, kind: str, keys: Sequence[str], make: Any) -> Plan[Dict[str, Any]]:
-    """Gives every shard the described settings: creates the shards that have none and
-    (HOT) alters the others to them. Returns the settings. Raises ValueError if the
-    board is described with another kind or number of shards."""
+    """Gives every shard the recorded settings: creates the shards that have none and
+    (HOT) alters the others to them. A record that lacks settings (written by an older
+    version, which recorded only the settings it was given) is completed first from
+    shard 0 (created with the recorded ones if missing) and written back. Returns the
+    settings ({} for a board not recorded). Raises ValueError if the board is recorded
+    with another kind or number of shards."""
     (d,) = yield [read_description(name)]
     check(name, kind, len(keys), d)
     if d.kind is None:
         return {}
-    results = yield [tolerant(make(k, d.settings, False)) for k in keys]
-    again = [k for k, r in zip(keys, results) if isinstance(r, BoardExistsError)]
-    if kind == "hot" and again and d.settings:
-        yield [make(k, d.settings, True) for k in again]
-    for r in results:
-        if isinstance(r, ServerError) and not isinstance(r, BoardExistsError):
-            raise r
     settings: Dict[str, Any] = d.settings
+    if not complete(kind, settings):
+        settings = yield from resolve_plan(kind, keys[0], settings, make)
+        yield [write_description(name, kind, len(keys), settings)]
+    yield from apply_plan(kind, keys, settings, make)
     return settings
 
 

@@ -233,8 +233,11 @@ class ShardedHotBoard(_Sharded):
         max_articles: Optional[int] = None,
         retention_seconds: Optional[Seconds] = None,
     ) -> None:
-        """Records the board (kind, shards, settings) and HOT.CREATEs every shard with the
-        settings (``max_articles`` is per shard). BoardExistsError if already recorded."""
+        """HOT.CREATEs shard 0 with the given settings, reads every setting back from its
+        HOT.INFO (the node's ``hotrank.*`` configs fill the ones not given), records them
+        all in ``<name>:sharding``, then HOT.CREATEs every other shard with them: shards
+        on nodes whose configs differ still score alike (``max_articles`` is per shard).
+        BoardExistsError if already recorded."""
         settings = hot_settings(locals())
         self._drive(s.create_plan(self._described, self.kind, self.keys, settings, hot_make))
 
@@ -263,8 +266,10 @@ class ShardedHotBoard(_Sharded):
 
     def ensure(self) -> Dict[str, Any]:
         """Gives every shard the recorded settings (a shard deleted or never created gets
-        HOT.CREATE, the others HOT.ALTER); returns them. ValueError if the board is recorded
-        with another number of shards. Run it when a process starts."""
+        HOT.CREATE, the others HOT.ALTER); returns them. A record that lacks settings (the
+        older client recorded only those it was given) is first completed from shard 0's
+        HOT.INFO and written back. ValueError if the board is recorded with another number
+        of shards. Run it when a process starts."""
         return self._drive(s.ensure_plan(self._described, self.kind, self.keys, hot_make))
 
     def publish(self, article: Id, published_at: Time) -> bool:
@@ -346,12 +351,14 @@ class ShardedLeaderboard(_Sharded):
         tz: Union[str, timedelta, tzinfo, None] = None,
         keep: Optional[int] = None,
     ) -> None:
-        """Records the board and RANK.CREATEs every shard with the same layout."""
+        """RANK.CREATEs shard 0, reads its whole layout back (RANK.INFO), records it in
+        ``<name>:sharding`` and RANK.CREATEs every other shard with it."""
         settings = rank_settings(resolution, min_score, max_score, order, periods, tz, keep)
         self._drive(s.create_plan(self._described, self.kind, self.keys, settings, rank_make))
 
     def ensure(self) -> Dict[str, Any]:
-        """RANK.CREATEs the recorded layout on every shard that has none; returns it."""
+        """RANK.CREATEs the recorded layout on every shard that has none; returns it (a
+        record without the whole layout is completed from shard 0 first)."""
         return self._drive(s.ensure_plan(self._described, self.kind, self.keys, rank_make))
 
     def incr(self, member: Id, delta: int, at: Optional[Time] = None) -> int:
