@@ -18,6 +18,7 @@ from hotrank.service import Settings, create_app
 
 PREFIX = "svc:"
 HOT, OTHER, LB = "hot:{svc}", "hot:{svc2}", "lb:{svc}"
+TOKEN = "s3cret-token"
 
 
 @pytest.fixture
@@ -31,8 +32,8 @@ def raw(redis_server: Server) -> redis.Redis:
 def http(request: pytest.FixtureRequest, redis_server: Server, raw: redis.Redis) -> Iterator[TestClient]:
     """The app on a TestClient, its Redis connection speaking RESP2 or RESP3."""
     url = f"redis://127.0.0.1:{redis_server.port}/0?protocol={request.param}"
-    settings = Settings(url, [HOT, OTHER], [LB], prefix=PREFIX)
-    with TestClient(create_app(settings)) as client:
+    settings = Settings(url, [HOT, OTHER], [LB], prefix=PREFIX, token=TOKEN)
+    with TestClient(create_app(settings), headers={"Authorization": f"Bearer {TOKEN}"}) as client:
         yield client
 
 

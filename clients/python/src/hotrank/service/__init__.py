@@ -34,12 +34,14 @@ import redis.asyncio.cluster
 import redis.exceptions
 from fastapi import Cookie, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from .. import asyncio as hotrank
 from .._types import Entry, ServerError
+from ._guard import Guard, ViewLimit, parse_networks
 
 #: ``72h``, ``30m``, ``7d``, ``90s`` or whole seconds.
 RANGE_RE = re.compile(r"([0-9]{1,12})([smhd]?)")
@@ -50,13 +52,28 @@ Time = Union[int, float]
 
 @dataclass(frozen=True)
 class Settings:
-    """What the service serves: the Redis URL, the allowed boards and the key prefix."""
+    """What the service serves and who may write.
+
+    - ``redis_url``, ``cluster``: the Redis (or a Redis Cluster node) holding the boards.
+    - ``hot_boards``, ``leaderboards``: the allowed boards (the first HOT board is the default).
+    - ``prefix``: key prefix of every board.
+    - ``token``: the bearer token of the privileged routes (``POST /api/articles``, the
+      score route); None turns them off (403).
+    - ``views_per_minute``: page views allowed per client address in any 60 s
+      (0: no limit); a token holder is not limited.
+    - ``trusted_proxies``: networks (CIDR) whose ``X-Forwarded-For`` is believed.
+    - ``cors_origins``: origins allowed by CORS (none by default).
+    """
 
     redis_url: str
     hot_boards: Sequence[str]
     leaderboards: Sequence[str] = ()
     prefix: str = ""
     cluster: bool = False
+    token: Optional[str] = None
+    views_per_minute: int = 60
+    trusted_proxies: Sequence[str] = ()
+    cors_origins: Sequence[str] = ()
 
 
 class ViewIn(BaseModel):
@@ -96,10 +113,26 @@ def parse_range(raw: str) -> int:
     return seconds
 
 
+#: How long the service's count of rate-limited views of a board lives after the last one.
+RATE_LIMITED_TTL_SECONDS = 30 * 86400
+
+
+def rate_limited_key(board_key: str) -> str:
+    """The hash (article → views refused by the per-address limit) of a board:
+    the service's own counter of abnormal traffic, beside the module's ``suspicious``."""
+    return f"{board_key}:rate-limited"
+
+
 def create_app(settings: Settings) -> FastAPI:
-    """The service for ``settings``; it connects to Redis when it starts (lifespan)."""
+    """The service for ``settings``; it connects to Redis when it starts (lifespan).
+
+    Raises ValueError for settings that cannot work (no HOT board, a bad proxy network).
+    """
     if not settings.hot_boards:
         raise ValueError("give at least one HOT board")
+    if settings.views_per_minute < 0:
+        raise ValueError("views_per_minute must be 0 (no limit) or more")
+    trusted = parse_networks(settings.trusted_proxies)
     state: dict[str, Any] = {}
 
     @asynccontextmanager
@@ -109,13 +142,24 @@ def create_app(settings: Settings) -> FastAPI:
             client = redis.asyncio.cluster.RedisCluster.from_url(settings.redis_url, decode_responses=True)
         else:
             client = redis.asyncio.Redis.from_url(settings.redis_url, decode_responses=True)
+        state["redis"] = client
         state["boards"] = hotrank.Client(client, prefix=settings.prefix)
+        limit = None
+        if settings.views_per_minute:
+            limit = ViewLimit(settings.redis_url, settings.cluster, settings.views_per_minute, f"{settings.prefix}hotrank-service")
+        state["limit"] = limit
         try:
             yield
         finally:
             await client.aclose()
 
     app = FastAPI(title="hotrank service", lifespan=lifespan)
+    app.add_middleware(Guard, token=settings.token, trusted=trusted)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "X-Visitor-Id"],
+        )  # fmt: skip
 
     def boards() -> hotrank.Client:
         return state["boards"]  # type: ignore[no-any-return]
@@ -173,6 +217,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.post("/api/views")
     async def post_view(
+        request: Request,
         body: ViewIn,
         board: Optional[str] = Query(default=None),
         x_visitor_id: Optional[str] = Header(default=None),
@@ -182,7 +227,22 @@ def create_app(settings: Settings) -> FastAPI:
         visitor = body.visitorId or x_visitor_id or visitor_id
         if not visitor:
             raise HTTPException(400, "visitorId is required (in the body, the X-Visitor-Id header or the visitor_id cookie)")
-        view = await hot_board(board).view(body.articleId, visitor, at=body.at)
+        hot = hot_board(board)
+        limit: Optional[ViewLimit] = state["limit"]
+        if limit is not None and not request.state.token_ok:
+            retry = await limit.hit(request.state.client)
+            if retry is not None:
+                # Abnormal traffic, counted apart: never PV, UV or the score.
+                key = rate_limited_key(hot.key)
+                async with state["redis"].pipeline(transaction=False) as pipe:
+                    pipe.hincrby(key, body.articleId, 1)
+                    pipe.expire(key, RATE_LIMITED_TTL_SECONDS)
+                    await pipe.execute()
+                raise HTTPException(
+                    429, f"too many views from this address: at most {settings.views_per_minute} a minute",
+                    headers={"Retry-After": str(retry)},
+                )  # fmt: skip
+        view = await hot.view(body.articleId, visitor, at=body.at)
         return {"articleId": body.articleId, "status": view.status, "pv": view.pv, "uv": view.uv, "score": view.score}
 
     @app.post("/api/articles")
@@ -202,9 +262,12 @@ def create_app(settings: Settings) -> FastAPI:
         window = parse_range(range)
         hot = hot_board(board)
         top = await hot.top(limit, window=window, at=at)
-        stats = await hot.stats_many([a.article for a in top], at=at)
+        ids = [a.article for a in top]
+        stats = await hot.stats_many(ids, at=at)
+        limited = await state["redis"].hmget(rate_limited_key(hot.key), ids) if ids else []
         articles = []
-        for article, s in zip(top, stats):
+        for article, s, lim in zip(top, stats, limited):
+            refused = int(lim or 0)
             articles.append(
                 {
                     "rank": article.rank,
@@ -212,6 +275,8 @@ def create_app(settings: Settings) -> FastAPI:
                     "score": article.score,
                     "pv": s.pv if s else None,
                     "uv": s.uv if s else None,
+                    "suspicious": (s.suspicious if s else 0) + refused,
+                    "rateLimited": refused,
                     "publishedAt": s.published_at if s else None,
                 }
             )

@@ -18,10 +18,21 @@ from typing import Optional, Sequence
 import uvicorn
 
 from . import Settings, create_app
+from ._guard import parse_networks
 
 
 def _list(raw: str) -> list[str]:
     return [x.strip() for x in raw.split(",") if x.strip()]
+
+
+def _non_negative(raw: str) -> int:
+    try:
+        n = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {raw!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {raw!r}")
+    return n
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
@@ -38,18 +49,51 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         help="an allowed leaderboard (repeatable); $HOTRANK_LEADERBOARDS or lb:{game1}",
     )  # fmt: skip
     p.add_argument("--prefix", default=os.environ.get("HOTRANK_PREFIX", ""), help="key prefix of every board")
+    p.add_argument(
+        "--token-file", metavar="PATH",
+        help="file holding the bearer token of the privileged routes (default $HOTRANK_SERVICE_TOKEN; none: those routes are off)",
+    )  # fmt: skip
+    p.add_argument(
+        "--views-per-minute", type=_non_negative, metavar="N", default=60,
+        help="page views allowed per client address in any 60 s (default 60; 0: no limit)",
+    )  # fmt: skip
+    p.add_argument(
+        "--trusted-proxy", action="append", metavar="CIDR", default=[],
+        help="a proxy network whose X-Forwarded-For gives the client address (repeatable)",
+    )  # fmt: skip
+    p.add_argument("--cors-origin", action="append", metavar="ORIGIN", default=[], help="an origin allowed by CORS (repeatable; none by default)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8080, help="0 picks a free port")
     p.add_argument("--log-level", default="info")
     args = p.parse_args(argv)
+    try:
+        parse_networks(args.trusted_proxy)
+    except ValueError as e:
+        p.error(str(e))
+    token = os.environ.get("HOTRANK_SERVICE_TOKEN") or None
+    if args.token_file:
+        try:
+            with open(args.token_file, encoding="utf-8") as f:
+                token = f.read().strip()
+        except OSError as e:
+            p.error(f"--token-file: cannot read {args.token_file}: {e.strerror}")
+        if not token:
+            p.error(f"--token-file: {args.token_file} is empty")
     settings = Settings(
         redis_url=args.redis_url,
         hot_boards=args.hot_boards or _list(os.environ.get("HOTRANK_HOT_BOARDS", "hot:{news}")),
         leaderboards=args.leaderboards or _list(os.environ.get("HOTRANK_LEADERBOARDS", "lb:{game1}")),
         prefix=args.prefix,
         cluster=args.cluster,
+        token=token,
+        views_per_minute=args.views_per_minute,
+        trusted_proxies=args.trusted_proxy,
+        cors_origins=args.cors_origin,
     )
-    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on accepted sockets whose
+    # proto says TCP, and without it Nagle's algorithm meets the client's delayed
+    # ACK and every response waits 40 ms.
+    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((args.host, args.port))
     sock.listen(128)  # connections queue from now on, before uvicorn accepts them
