@@ -23,7 +23,6 @@ HOT board. Run it with ``python -m hotrank.service`` (see ``--help``).
 
 from __future__ import annotations
 
-import re
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -40,12 +39,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from .. import asyncio as hotrank
+from .._duration import parse_duration
 from .._types import Entry, ServerError
 from ._guard import Guard, ViewLimit, parse_networks
 
-#: ``72h``, ``30m``, ``7d``, ``90s`` or whole seconds.
-RANGE_RE = re.compile(r"([0-9]{1,12})([smhd]?)")
-UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 MAX_RANGE_SECONDS = 100 * 365 * 86400
 Time = Union[int, float]
 
@@ -103,14 +100,61 @@ class ScoreIn(BaseModel):
 
 
 def parse_range(raw: str) -> int:
-    """``72h`` … as seconds (1 s to 100 years); HTTPException 400 otherwise."""
-    m = RANGE_RE.fullmatch(raw)
-    if not m:
-        raise HTTPException(400, f"range must be seconds or a number with a unit s, m, h or d (e.g. 72h), got {raw!r}")
-    seconds = int(m.group(1)) * UNIT_SECONDS[m.group(2)]
+    """``72h`` … as seconds (1 s to 100 years, :func:`hotrank._duration.parse_duration`);
+    HTTPException 400 otherwise."""
+    try:
+        seconds = parse_duration(raw, "range")
+    except ValueError as e:
+        raise HTTPException(400, str(e)) from None
     if not 0 < seconds <= MAX_RANGE_SECONDS:
         raise HTTPException(400, f"range must be between 1s and 100 years, got {raw!r}")
     return seconds
+
+
+def time_json(t: Optional[float]) -> Union[int, float, None]:
+    """Unix seconds for a reply: an int when whole (``1795731651``, not ``1795731651.0``)."""
+    if t is None:
+        return None
+    return int(t) if float(t).is_integer() else t
+
+
+#: What a person reads when a field is wrong (the field's name is the key).
+FIELD_MESSAGES = {
+    "at": "at must be unix seconds (a number)",
+    "publishedAt": "publishedAt must be unix seconds (a number)",
+    "articleId": "articleId must be a non-empty string",
+    "visitorId": "visitorId must be a non-empty string",
+    "memberId": "memberId must be a non-empty string",
+    "score": "score must be a whole number",
+    "mode": "mode must be one of best, incr or set",
+    "limit": "limit must be a whole number from 1 to 10000",
+    "offset": "offset must be a whole number, 0 or more",
+    "n": "n must be a whole number from 0 to 1000",
+}
+
+
+def readable(errors: Sequence[Any]) -> str:
+    """FastAPI's validation errors as one sentence per problem, without parser output."""
+    problems: list[str] = []
+    for err in errors:
+        kind = err.get("type", "")
+        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path", "header", "cookie")]
+        field = loc[0] if loc else ""
+        if kind == "json_invalid":
+            msg = "body is not valid JSON"
+        elif kind in ("model_attributes_type", "dict_type") or (kind == "missing" and not field):
+            msg = "body must be a JSON object"
+        elif kind == "missing":
+            msg = f"{field} is required"
+        elif kind == "extra_forbidden":
+            msg = f"{field} is not a known field (extra fields are not allowed)"
+        elif field in FIELD_MESSAGES:
+            msg = FIELD_MESSAGES[field]
+        else:
+            msg = f"{field or 'request'} is not valid"
+        if msg not in problems:
+            problems.append(msg)
+    return "; ".join(problems) or "the request is not valid"
 
 
 #: How long the service's count of rate-limited views of a board lives after the last one.
@@ -186,11 +230,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = []
-        for err in exc.errors():
-            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
-            problems.append(f"{where}: {err.get('msg', 'invalid')}")
-        return JSONResponse({"error": "; ".join(problems)}, status_code=400)
+        return JSONResponse({"error": readable(exc.errors())}, status_code=400)
 
     @app.exception_handler(ServerError)
     async def server_error(request: Request, exc: ServerError) -> JSONResponse:
@@ -277,7 +317,7 @@ def create_app(settings: Settings) -> FastAPI:
                     "uv": s.uv if s else None,
                     "suspicious": (s.suspicious if s else 0) + refused,
                     "rateLimited": refused,
-                    "publishedAt": s.published_at if s else None,
+                    "publishedAt": time_json(s.published_at) if s else None,
                 }
             )
         return {"board": hot.name, "range": window, "articles": articles}

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import os
 import socket
 import sys
-from typing import Optional, Sequence
+import traceback
+from typing import NoReturn, Optional, Sequence, Union
 
+import redis
+import redis.cluster
+import redis.exceptions
 import uvicorn
 
 from . import Settings, create_app
@@ -65,6 +70,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8080, help="0 picks a free port")
     p.add_argument("--log-level", default="info")
+    p.add_argument("--debug", action="store_true", help="show the traceback of a failure at start")
     args = p.parse_args(argv)
     try:
         parse_networks(args.trusted_proxy)
@@ -90,13 +96,25 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         trusted_proxies=args.trusted_proxy,
         cors_origins=args.cors_origin,
     )
-    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on accepted sockets whose
-    # proto says TCP, and without it Nagle's algorithm meets the client's delayed
-    # ACK and every response waits 40 ms.
-    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((args.host, args.port))
-    sock.listen(128)  # connections queue from now on, before uvicorn accepts them
+    def fail(message: str) -> NoReturn:
+        """An expected failure: one line on stderr, exit 1 (the traceback too with --debug)."""
+        if args.debug:
+            traceback.print_exc()
+        print(f"{p.prog}: error: {message}", file=sys.stderr, flush=True)
+        sys.exit(1)
+
+    try:
+        check_redis(settings)
+    except ValueError as e:
+        p.error(f"--redis-url: {e}")
+    except redis.exceptions.RedisError as e:
+        fail(f"cannot reach Redis at {settings.redis_url}: {e}")
+    try:
+        sock = listen(args.host, args.port)
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            fail(f"port {args.port} on {args.host} is already in use (another service? pick another with --port)")
+        fail(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}")
     host, port = sock.getsockname()[:2]
     print(f"listening on http://{host}:{port}", flush=True)
     config = uvicorn.Config(create_app(settings), log_level=args.log_level)
@@ -105,6 +123,37 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     except KeyboardInterrupt:
         pass
     sys.exit(0)
+
+
+def check_redis(settings: Settings) -> None:
+    """PING the Redis (or cluster) the service will use; RedisError if it cannot."""
+    client: Union[redis.Redis, redis.cluster.RedisCluster]
+    if settings.cluster:
+        client = redis.cluster.RedisCluster.from_url(settings.redis_url, socket_connect_timeout=5, socket_timeout=5)
+    else:
+        client = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=5, socket_timeout=5)
+    try:
+        client.ping()
+    finally:
+        client.close()
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (port 0: a free one); OSError if it cannot.
+
+    Its proto is IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on accepted
+    sockets whose proto says TCP, and without it Nagle's algorithm meets the
+    client's delayed ACK and every response waits 40 ms.
+    """
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(1024)  # connections queue from now on, before uvicorn accepts them
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 if __name__ == "__main__":
