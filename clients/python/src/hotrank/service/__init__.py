@@ -23,24 +23,31 @@ HOT board. Run it with ``python -m hotrank.service`` (see ``--help``).
 
 from __future__ import annotations
 
+import json
+import os
+import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, AsyncIterator, Literal, Optional, Sequence, Union
 
+import orjson
 import redis.asyncio
 import redis.asyncio.cluster
 import redis.exceptions
 from fastapi import Cookie, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from .. import asyncio as hotrank
 from .._duration import parse_duration
-from .._types import Entry, ServerError
+from .. import _calls as c
+from .._types import Entry as RankEntry
+from .._types import ServerError, server_error
+from ._cache import Entry, HotCache, etag_of, matches
 from ._guard import Guard, ViewLimit, parse_networks
 
 MAX_RANGE_SECONDS = 100 * 365 * 86400
@@ -60,6 +67,8 @@ class Settings:
       (0: no limit); a token holder is not limited.
     - ``trusted_proxies``: networks (CIDR) whose ``X-Forwarded-For`` is believed.
     - ``cors_origins``: origins allowed by CORS (none by default).
+    - ``hot_cache_seconds``: how long a computed ``GET /api/hot`` reply is served
+      (0 to 3600; 0: computed for every request). Shared by every process through Redis.
     """
 
     redis_url: str
@@ -71,6 +80,7 @@ class Settings:
     views_per_minute: int = 60
     trusted_proxies: Sequence[str] = ()
     cors_origins: Sequence[str] = ()
+    hot_cache_seconds: float = 5.0
 
 
 class ViewIn(BaseModel):
@@ -157,6 +167,13 @@ def readable(errors: Sequence[Any]) -> str:
     return "; ".join(problems) or "the request is not valid"
 
 
+class OrjsonResponse(JSONResponse):
+    """JSON rendered by orjson (FastAPI's own ORJSONResponse is deprecated)."""
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content)
+
+
 #: How long the service's count of rate-limited views of a board lives after the last one.
 RATE_LIMITED_TTL_SECONDS = 30 * 86400
 
@@ -176,6 +193,8 @@ def create_app(settings: Settings) -> FastAPI:
         raise ValueError("give at least one HOT board")
     if settings.views_per_minute < 0:
         raise ValueError("views_per_minute must be 0 (no limit) or more")
+    if not 0 <= settings.hot_cache_seconds <= 3600:
+        raise ValueError("hot_cache_seconds must be from 0 to 3600")
     trusted = parse_networks(settings.trusted_proxies)
     state: dict[str, Any] = {}
 
@@ -192,12 +211,14 @@ def create_app(settings: Settings) -> FastAPI:
         if settings.views_per_minute:
             limit = ViewLimit(settings.redis_url, settings.cluster, settings.views_per_minute, f"{settings.prefix}hotrank-service")
         state["limit"] = limit
+        cache = HotCache(client, settings.hot_cache_seconds, settings.prefix) if settings.hot_cache_seconds else None
+        state["cache"] = cache
         try:
             yield
         finally:
             await client.aclose()
 
-    app = FastAPI(title="hotrank service", lifespan=lifespan)
+    app = FastAPI(title="hotrank service", lifespan=lifespan, default_response_class=OrjsonResponse)
     app.add_middleware(Guard, token=settings.token, trusted=trusted)
     if settings.cors_origins:
         app.add_middleware(
@@ -232,9 +253,10 @@ def create_app(settings: Settings) -> FastAPI:
     async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse({"error": readable(exc.errors())}, status_code=400)
 
-    @app.exception_handler(ServerError)
-    async def server_error(request: Request, exc: ServerError) -> JSONResponse:
-        return JSONResponse({"error": exc.message}, status_code=400)
+    @app.exception_handler(redis.exceptions.ResponseError)
+    async def reply_error(request: Request, exc: redis.exceptions.ResponseError) -> JSONResponse:
+        message = exc.message if isinstance(exc, ServerError) else server_error(exc).message
+        return JSONResponse({"error": message}, status_code=400)
 
     @app.exception_handler(redis.exceptions.ConnectionError)
     async def unavailable(request: Request, exc: redis.exceptions.ConnectionError) -> JSONResponse:
@@ -250,10 +272,15 @@ def create_app(settings: Settings) -> FastAPI:
         html = resources.files("hotrank.service").joinpath("page.html").read_text(encoding="utf-8")
         return HTMLResponse(html)
 
+    config_body = orjson.dumps(
+        {"hotBoards": list(settings.hot_boards), "leaderboards": list(settings.leaderboards), "hotCacheSeconds": settings.hot_cache_seconds}
+    )
+
     @app.get("/api/config")
-    async def config() -> dict[str, Any]:
-        """The boards this service serves (the first of each is the default)."""
-        return {"hotBoards": list(settings.hot_boards), "leaderboards": list(settings.leaderboards)}
+    async def config() -> Response:
+        """The boards this service serves (the first of each is the default) and the
+        hot list's cache period (seconds)."""
+        return Response(config_body, media_type="application/json")
 
     @app.post("/api/views")
     async def post_view(
@@ -262,7 +289,7 @@ def create_app(settings: Settings) -> FastAPI:
         board: Optional[str] = Query(default=None),
         x_visitor_id: Optional[str] = Header(default=None),
         visitor_id: Optional[str] = Cookie(default=None),
-    ) -> dict[str, Any]:
+    ) -> Response:
         """One page view of ``articleId`` by the visitor (body, header or cookie)."""
         visitor = body.visitorId or x_visitor_id or visitor_id
         if not visitor:
@@ -283,7 +310,7 @@ def create_app(settings: Settings) -> FastAPI:
                     headers={"Retry-After": str(retry)},
                 )  # fmt: skip
         view = await hot.view(body.articleId, visitor, at=body.at)
-        return {"articleId": body.articleId, "status": view.status, "pv": view.pv, "uv": view.uv, "score": view.score}
+        return OrjsonResponse({"articleId": body.articleId, "status": view.status, "pv": view.pv, "uv": view.uv, "score": view.score})
 
     @app.post("/api/articles")
     async def post_article(body: ArticleIn, board: Optional[str] = Query(default=None)) -> dict[str, Any]:
@@ -291,36 +318,80 @@ def create_app(settings: Settings) -> FastAPI:
         new = await hot_board(board).publish(body.articleId, body.publishedAt)
         return {"articleId": body.articleId, "new": new}
 
+    async def hot_reply(hot_key: str, name: str, window: int, limit: int, at: Optional[float], now: float) -> tuple[bytes, str]:
+        """The JSON of ``GET /api/hot`` and its entity tag: HOT.TOP, then, in one
+        pipeline, HOT.STATS of each listed article and their rate-limited counts (the
+        module has no HOT.TOP option that returns the counters with the list).
+        Rows go from the replies to JSON with no dataclass in between."""
+        r = state["redis"]
+        at_args = c.at_args(at)
+        flat = await r.execute_command("HOT.TOP", hot_key, "LIMIT", limit, "WINDOW", window, "WITHSCORES", *at_args)
+        ids, scores = flat[0::2], flat[1::2]
+        articles = []
+        if ids:
+            async with r.pipeline(transaction=False) as pipe:
+                for a in ids:
+                    pipe.execute_command("HOT.STATS", hot_key, a, *at_args)
+                pipe.hmget(rate_limited_key(hot_key), ids)
+                replies = await pipe.execute(raise_on_error=False)
+            for reply in replies:
+                if isinstance(reply, redis.exceptions.ResponseError):
+                    raise reply
+            limited = replies.pop()
+            for rank, (a, score, st, lim) in enumerate(zip(ids, scores, replies, limited)):
+                f = st if isinstance(st, dict) or st is None else dict(zip(st[0::2], st[1::2]))
+                refused = int(lim or 0)
+                published = f.get("published_at") if f else None
+                articles.append(
+                    {
+                        "rank": rank,
+                        "articleId": a,
+                        "score": float(score),
+                        "pv": int(f["pv"]) if f else None,
+                        "uv": int(f["uv"]) if f else None,
+                        "suspicious": (int(f.get("suspicious", 0)) if f else 0) + refused,
+                        "rateLimited": refused,
+                        "publishedAt": time_json(float(published)) if published is not None else None,
+                    }
+                )
+        payload: dict[str, Any] = {"board": name, "range": window, "articles": articles}
+        etag = etag_of(orjson.dumps(payload))
+        payload["computedAt"] = time_json(round(now, 3))
+        return orjson.dumps(payload), etag
+
     @app.get("/api/hot")
     async def get_hot(
+        if_none_match: Optional[str] = Header(default=None),
         range: str = Query(default="72h"),  # noqa: A002 (the seed's parameter name)
         limit: int = Query(default=20, ge=1, le=10_000),
         board: Optional[str] = Query(default=None),
         at: Optional[float] = Query(default=None),
-    ) -> dict[str, Any]:
-        """The hot articles published within ``range``, best first, with their counters."""
+    ) -> Response:
+        """The hot articles published within ``range``, best first, with their counters.
+
+        Without ``at``, the reply comes from the shared cache (fresh for
+        ``hot_cache_seconds``; 0: computed for each request); ``computedAt`` says when
+        it was computed, ``Cache-Control: max-age`` how long it stays fresh, and an
+        ``If-None-Match`` naming its ``ETag`` gets 304."""
         window = parse_range(range)
-        hot = hot_board(board)
-        top = await hot.top(limit, window=window, at=at)
-        ids = [a.article for a in top]
-        stats = await hot.stats_many(ids, at=at)
-        limited = await state["redis"].hmget(rate_limited_key(hot.key), ids) if ids else []
-        articles = []
-        for article, s, lim in zip(top, stats, limited):
-            refused = int(lim or 0)
-            articles.append(
-                {
-                    "rank": article.rank,
-                    "articleId": article.article,
-                    "score": article.score,
-                    "pv": s.pv if s else None,
-                    "uv": s.uv if s else None,
-                    "suspicious": (s.suspicious if s else 0) + refused,
-                    "rateLimited": refused,
-                    "publishedAt": time_json(s.published_at) if s else None,
-                }
-            )
-        return {"board": hot.name, "range": window, "articles": articles}
+        name = settings.hot_boards[0] if board is None else board
+        hot = hot_board(name)
+
+        async def compute(now: float) -> tuple[bytes, str]:
+            return await hot_reply(hot.key, name, window, limit, at, now)
+
+        cache: Optional[HotCache] = state["cache"]
+        now = time.time()
+        if cache is None or at is not None:
+            body, etag = await compute(now)
+            entry = Entry(body, etag, now, now)
+        else:
+            entry = await cache.get(cache.key(hot.key, window, limit), compute)
+        max_age = entry.max_age(now)
+        headers = {"ETag": entry.etag, "Cache-Control": f"public, max-age={max_age}" if max_age else "no-cache"}
+        if matches(if_none_match, entry.etag):
+            return Response(status_code=304, headers=headers)
+        return Response(entry.body, media_type="application/json", headers=headers)
 
     @app.post("/api/leaderboards/{board}/scores")
     async def post_score(board: str, body: ScoreIn) -> dict[str, Any]:
@@ -359,6 +430,16 @@ def create_app(settings: Settings) -> FastAPI:
     return app
 
 
-def entry_json(e: Entry) -> dict[str, Any]:
+#: The environment variable through which ``--workers`` hands the settings to each worker.
+SETTINGS_ENV = "HOTRANK_SERVICE_SETTINGS"
+
+
+def app_from_env() -> FastAPI:
+    """The app of one worker process: :class:`Settings` from ``$HOTRANK_SERVICE_SETTINGS``
+    (JSON, written by ``python -m hotrank.service --workers N``)."""
+    return create_app(Settings(**json.loads(os.environ[SETTINGS_ENV])))
+
+
+def entry_json(e: RankEntry) -> dict[str, Any]:
     """A leaderboard entry as JSON."""
     return {"rank": e.rank, "memberId": e.member, "score": e.score}

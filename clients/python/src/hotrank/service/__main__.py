@@ -10,24 +10,45 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import json
 import errno
 import os
 import socket
 import sys
 import traceback
-from typing import NoReturn, Optional, Sequence, Union
+from typing import Any, NoReturn, Optional, Sequence, Union
 
 import redis
 import redis.cluster
 import redis.exceptions
 import uvicorn
 
-from . import Settings, create_app
+from uvicorn.supervisors import Multiprocess
+
+from . import SETTINGS_ENV, Settings, create_app
 from ._guard import parse_networks
 
 
 def _list(raw: str) -> list[str]:
     return [x.strip() for x in raw.split(",") if x.strip()]
+
+
+def _positive(raw: str) -> int:
+    n = _non_negative(raw)
+    if n == 0:
+        raise argparse.ArgumentTypeError("must be 1 or more, got 0")
+    return n
+
+
+def _cache_seconds(raw: str) -> float:
+    try:
+        x = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {raw!r}") from None
+    if not 0 <= x <= 3600:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be from 0 to 3600 seconds, got {raw!r}")
+    return x
 
 
 def _non_negative(raw: str) -> int:
@@ -67,6 +88,11 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         help="a proxy network whose X-Forwarded-For gives the client address (repeatable)",
     )  # fmt: skip
     p.add_argument("--cors-origin", action="append", metavar="ORIGIN", default=[], help="an origin allowed by CORS (repeatable; none by default)")
+    p.add_argument(
+        "--hot-cache-seconds", type=_cache_seconds, default=5.0, metavar="S",
+        help="serve a computed GET /api/hot for S seconds, shared by every worker through Redis (default 5; 0: exact on every request; at most 3600)",
+    )  # fmt: skip
+    p.add_argument("--workers", type=_positive, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8080, help="0 picks a free port")
     p.add_argument("--log-level", default="info")
@@ -95,6 +121,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         views_per_minute=args.views_per_minute,
         trusted_proxies=args.trusted_proxy,
         cors_origins=args.cors_origin,
+        hot_cache_seconds=args.hot_cache_seconds,
     )
     def fail(message: str) -> NoReturn:
         """An expected failure: one line on stderr, exit 1 (the traceback too with --debug)."""
@@ -117,12 +144,24 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         fail(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}")
     host, port = sock.getsockname()[:2]
     print(f"listening on http://{host}:{port}", flush=True)
-    config = uvicorn.Config(create_app(settings), log_level=args.log_level)
+    serve(settings, sock, args.workers, args.log_level)
+    sys.exit(0)
+
+
+def serve(settings: Settings, sock: socket.socket, workers: int, log_level: str) -> None:
+    """Serves on ``sock`` until interrupted: in this process, or in ``workers``
+    processes sharing the socket (each builds the app from ``$HOTRANK_SERVICE_SETTINGS``)."""
+    common: dict[str, Any] = {"log_level": log_level, "access_log": False, "server_header": False}
     try:
-        asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+        if workers == 1:
+            config = uvicorn.Config(create_app(settings), **common)
+            asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+        else:
+            os.environ[SETTINGS_ENV] = json.dumps(dataclasses.asdict(settings))
+            config = uvicorn.Config("hotrank.service:app_from_env", factory=True, workers=workers, **common)
+            Multiprocess(config, sockets=[sock]).run()
     except KeyboardInterrupt:
         pass
-    sys.exit(0)
 
 
 def check_redis(settings: Settings) -> None:
