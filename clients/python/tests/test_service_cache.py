@@ -163,3 +163,17 @@ def test_workers_share_one_recompute_per_period(redis_server: Server, raw: redis
         assert hot_calls(raw) - before == 1  # one HOT.TOP for 40 requests on 2 workers
     finally:
         svc.stop()
+
+
+def test_on_a_cluster_the_script_cache_and_limit_work(cluster: Any) -> None:
+    from fastapi.testclient import TestClient
+
+    from hotrank.service import Settings, create_app
+
+    settings = Settings(f"redis://127.0.0.1:{cluster.port}/0", [HOT], cluster=True, views_per_minute=3, hot_cache_seconds=30)
+    with TestClient(create_app(settings)) as http:
+        codes = [http.post("/api/views", json={"articleId": "c", "visitorId": f"v{i}"}).status_code for i in range(5)]
+        assert codes == [200, 200, 200, 429, 429]
+        body = http.get("/api/hot").json()
+        assert [(a["articleId"], a["pv"], a["suspicious"]) for a in body["articles"]] == [("c", 3, 2)]
+        assert http.get("/api/hot").json()["computedAt"] == body["computedAt"]

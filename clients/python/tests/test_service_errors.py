@@ -26,9 +26,10 @@ TOKEN = "t"
 
 
 @pytest.fixture
-def http(redis_server: Server) -> Iterator[TestClient]:
-    redis_server.client().flushall()
-    settings = Settings(f"redis://127.0.0.1:{redis_server.port}/0", [HOT], [LB], token=TOKEN)
+def http(server: Server) -> Iterator[TestClient]:
+    """The app on redis-server and on valkey-server."""
+    server.client().flushall()
+    settings = Settings(f"redis://127.0.0.1:{server.port}/0", [HOT], [LB], token=TOKEN)
     with TestClient(create_app(settings), headers={"Authorization": f"Bearer {TOKEN}"}) as client:
         yield client
 
@@ -76,12 +77,21 @@ def test_integral_times_are_integers(http: TestClient) -> None:
     assert f'"publishedAt":{T0}' in text and f"{T0}.0" not in text
 
 
-def test_one_duration_parser_for_clients_and_service(redis_server: Server, http: TestClient) -> None:
+def test_a_long_list_comes_in_one_script_call(server: Server, http: TestClient) -> None:
+    hot = hotrank.HotBoard(server.client(), HOT)
+    hot.view_many([(f"x{i:04d}", f"v{i}", T0) for i in range(1500)])  # more ids than Lua's unpack takes at once
+    hot.view_many([("x0007", f"w{i}", T0) for i in range(3)])
+    rows = http.get(f"/api/hot?range=7d&limit=10000&at={T0 + 60}").json()["articles"]
+    assert len(rows) == 1500 and rows[0]["articleId"] == "x0007" and rows[0]["pv"] == 4
+    assert [r["articleId"] for r in rows] == [a.article for a in hot.top(10000, window="7d", at=T0 + 60)]
+
+
+def test_one_duration_parser_for_clients_and_service(server: Server, http: TestClient) -> None:
     assert [parse_duration(x) for x in ("90", "90s", "15m", "72h", "7d", " 2h ")] == [90, 90, 900, 259200, 604800, 7200]
     for bad in ("3w", "1.5h", "-5", "", "h", "72 h"):
         with pytest.raises(ValueError, match="window must be seconds or a number with a unit"):
             parse_duration(bad, "window")
-    r = redis_server.client()
+    r = server.client()
     hot = hotrank.HotBoard(r, HOT)
     hot.publish("new", T0 - 3600)
     hot.publish("old", T0 - 80 * 3600)
@@ -97,7 +107,7 @@ def test_one_duration_parser_for_clients_and_service(redis_server: Server, http:
     assert [a.article for a in sharded.top(10, window="72h", at=T0)] == ["new"]
 
     async def via_asyncio() -> tuple[list[str], list[str]]:
-        ar = redis.asyncio.Redis(port=redis_server.port, decode_responses=True)
+        ar = redis.asyncio.Redis(port=server.port, decode_responses=True)
         try:
             one = await hasync.HotBoard(ar, HOT).top(10, window="72h", at=T0)
             sh = await hasync.ShardedHotBoard(ar, "hot:{errsh}", shards=3).top(10, window="15m", at=T0 + 60)

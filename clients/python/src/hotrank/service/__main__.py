@@ -148,17 +148,27 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     sys.exit(0)
 
 
+#: uvicorn settings of every process the launcher starts (and of make bench's hello world).
+UVICORN_SETTINGS: dict[str, Any] = {"access_log": False, "server_header": False}
+
+
+def serve_app(app: Any, sock: socket.socket, log_level: str = "warning") -> None:
+    """Serves ``app`` on ``sock`` in this process until it is stopped."""
+    config = uvicorn.Config(app, log_level=log_level, **UVICORN_SETTINGS)
+    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+
+
 def serve(settings: Settings, sock: socket.socket, workers: int, log_level: str) -> None:
     """Serves on ``sock`` until interrupted: in this process, or in ``workers``
     processes sharing the socket (each builds the app from ``$HOTRANK_SERVICE_SETTINGS``)."""
-    common: dict[str, Any] = {"log_level": log_level, "access_log": False, "server_header": False}
     try:
         if workers == 1:
-            config = uvicorn.Config(create_app(settings), **common)
-            asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+            serve_app(create_app(settings), sock, log_level)
         else:
             os.environ[SETTINGS_ENV] = json.dumps(dataclasses.asdict(settings))
-            config = uvicorn.Config("hotrank.service:app_from_env", factory=True, workers=workers, **common)
+            config = uvicorn.Config(
+                "hotrank.service:app_from_env", factory=True, workers=workers, log_level=log_level, **UVICORN_SETTINGS
+            )
             Multiprocess(config, sockets=[sock]).run()
     except KeyboardInterrupt:
         pass
