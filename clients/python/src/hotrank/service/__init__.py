@@ -1,20 +1,30 @@
-"""The seed's HTTP API on hotrank: an async FastAPI service over ``hotrank.asyncio``.
+"""The seed's HTTP API on hotrank: an async FastAPI service over ``hotrank.asyncio``
+(docs/service.md has the whole story).
 
-Routes (every reply is JSON; every error is ``{"error": message}`` with status 400
-for bad input or an error reply from the module, 404 for an unknown route, board
-or member, 405 for a wrong method, 503 when Redis is unreachable):
+Routes (every reply is JSON; every error is ``{"error": sentence}`` with status 400
+for bad input or an error reply from the module, 401/403 for a privileged route
+without the right token, 404 for an unknown route, board or member, 405 for a wrong
+method, 413 for a body past 16 KB, 429 for a view over the per-address limit, 503
+when Redis is unreachable):
 
 - ``POST /api/views`` ``{"articleId", "visitorId"}`` (optional ``"at"``, unix seconds):
-  one page view. The visitor may instead come from the ``X-Visitor-Id`` header or the
-  ``visitor_id`` cookie (the body wins, then the header, then the cookie).
-- ``POST /api/articles`` ``{"articleId", "publishedAt"}``: sets the publish time.
+  one page view; public, limited per client address (``views_per_minute``) unless
+  the request carries the token. The visitor may instead come from the
+  ``X-Visitor-Id`` header or the ``visitor_id`` cookie (the body wins, then the
+  header, then the cookie). A view over the limit is counted apart in the board's
+  ``<board key>:rate-limited`` hash (see :func:`rate_limited_key`).
+- ``POST /api/articles`` ``{"articleId", "publishedAt"}``: sets the publish time
+  (needs ``Authorization: Bearer <token>``).
 - ``GET /api/hot?range=72h&limit=20`` (optional ``board``, ``at``): the hot articles
-  published within ``range``, best first, with score, PV, UV and publish time.
+  published within ``range``, best first, with score, PV, UV, suspicious,
+  rateLimited and publish time; cached for ``hot_cache_seconds`` (``computedAt``,
+  ``Cache-Control``, ``ETag``, 304).
 - ``POST /api/leaderboards/{board}/scores`` ``{"memberId", "score", "mode"}``: submit a
-  score; ``mode`` is ``"best"`` (keep the best, the default), ``"incr"`` or ``"set"``.
+  score (needs the token); ``mode`` is ``"best"`` (keep the best, the default),
+  ``"incr"`` or ``"set"``.
 - ``GET /api/leaderboards/{board}/top?limit=10&offset=0``: the top of a leaderboard.
 - ``GET /api/leaderboards/{board}/members/{member}?n=5``: a member's rank and neighbours.
-- ``GET /api/config``: the boards served. ``GET /``: the live page.
+- ``GET /api/config``: the boards served and the cache period. ``GET /``: the live page.
 
 Boards come from an allowlist (``hot_boards`` and ``leaderboards``); any other board
 name is a 404. The ``board`` of ``/api/hot`` and ``/api/views`` defaults to the first

@@ -2,8 +2,11 @@
 
 Settings come from the arguments, else the environment: ``HOTRANK_REDIS_URL``,
 ``HOTRANK_HOT_BOARDS`` and ``HOTRANK_LEADERBOARDS`` (comma-separated),
-``HOTRANK_PREFIX``. The first line printed is ``listening on http://HOST:PORT``
-(with the real port when ``--port 0`` picks a free one).
+``HOTRANK_PREFIX``, ``HOTRANK_SERVICE_TOKEN`` (the token of the privileged routes,
+unless ``--token-file`` gives one). The first line printed is
+``listening on http://HOST:PORT`` (with the real port when ``--port 0`` picks a free
+one). A bad option exits 2 (argparse's usage line); a port in use or a Redis that
+does not answer PING exits 1 with one line (``--debug``: with the traceback).
 """
 
 from __future__ import annotations
