@@ -200,6 +200,15 @@ def redis_server(servers: Callable[[str], Server]) -> Server:
     return servers("redis")
 
 
+@pytest.fixture
+def raw(redis_server: Server) -> Iterator[redis.Redis]:
+    """A RESP2 client of the redis-server (decoded), on a flushed server."""
+    client = redis_server.client(2)
+    client.flushall()
+    yield client
+    client.close()
+
+
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[Cluster]:
     """The 3-master cluster, started once."""

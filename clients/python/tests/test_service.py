@@ -21,13 +21,6 @@ HOT, OTHER, LB = "hot:{svc}", "hot:{svc2}", "lb:{svc}"
 TOKEN = "s3cret-token"
 
 
-@pytest.fixture
-def raw(redis_server: Server) -> redis.Redis:
-    client = redis_server.client(2)
-    client.flushall()
-    return client
-
-
 @pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
 def http(request: pytest.FixtureRequest, redis_server: Server, raw: redis.Redis) -> Iterator[TestClient]:
     """The app on a TestClient, its Redis connection speaking RESP2 or RESP3."""

@@ -13,24 +13,15 @@ import statistics
 import threading
 import time
 import urllib.parse
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
-import pytest
 import redis
 
 from conftest import T0, Server, Service
 from hotrank.service.__main__ import listen
 
 HOT = "hot:{cache}"
-
-
-@pytest.fixture
-def raw(redis_server: Server) -> Iterator[redis.Redis]:
-    client = redis_server.client(2)
-    client.flushall()
-    yield client
-    client.close()
 
 
 def nodelay_of_accepted(sock: socket.socket) -> int:

@@ -5,24 +5,15 @@ the body limit and CORS."""
 
 from __future__ import annotations
 
-from typing import Iterator
 
 import httpx
-import pytest
 import redis
 
 from conftest import T0, Server, Service
+from hotrank.service._guard import limit_key
 
 HOT, LB = "hot:{sec}", "lb:{sec}"
 TOKEN = "tok-3f9a1c"
-
-
-@pytest.fixture
-def raw(redis_server: Server) -> Iterator[redis.Redis]:
-    client = redis_server.client(2)
-    client.flushall()
-    yield client
-    client.close()
 
 
 def stats(raw: redis.Redis, article: str) -> dict[str, int] | None:
@@ -161,3 +152,10 @@ def test_body_limit_and_cors(redis_server: Server, raw: redis.Redis) -> None:
     finally:
         svc.stop()
         plain.stop()
+
+
+def test_the_limit_counts_an_ipv6_client_by_its_64() -> None:
+    assert limit_key("203.0.113.9") == "203.0.113.9" == limit_key("::ffff:203.0.113.9")
+    assert limit_key("2001:db8:1:2:aaaa::1") == limit_key("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"
+    assert limit_key("2001:db8:1:3::1") != limit_key("2001:db8:1:2::1")
+    assert limit_key("unknown") == "unknown"

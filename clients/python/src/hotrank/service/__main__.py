@@ -20,7 +20,7 @@ import os
 import socket
 import sys
 import traceback
-from typing import Any, NoReturn, Optional, Sequence, Union
+from typing import Any, Callable, NoReturn, Optional, Sequence, TypeVar, Union
 
 import redis
 import redis.cluster
@@ -37,31 +37,22 @@ def _list(raw: str) -> list[str]:
     return [x.strip() for x in raw.split(",") if x.strip()]
 
 
-def _positive(raw: str) -> int:
-    n = _non_negative(raw)
-    if n == 0:
-        raise argparse.ArgumentTypeError("must be 1 or more, got 0")
-    return n
+N = TypeVar("N", int, float)
 
 
-def _cache_seconds(raw: str) -> float:
-    try:
-        x = float(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {raw!r}") from None
-    if not 0 <= x <= 3600:  # also refuses nan
-        raise argparse.ArgumentTypeError(f"must be from 0 to 3600 seconds, got {raw!r}")
-    return x
+def _ranged(convert: Callable[[str], N], lo: N, hi: N, what: str) -> Callable[[str], N]:
+    """An argparse type: ``convert(raw)`` within ``[lo, hi]`` (nan is refused)."""
 
+    def parse(raw: str) -> N:
+        try:
+            x = convert(raw)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {raw!r}") from None
+        if not lo <= x <= hi:
+            raise argparse.ArgumentTypeError(f"must be from {lo} to {hi}, got {raw!r}")
+        return x
 
-def _non_negative(raw: str) -> int:
-    try:
-        n = int(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {raw!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {raw!r}")
-    return n
+    return parse
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
@@ -83,7 +74,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         help="file holding the bearer token of the privileged routes (default $HOTRANK_SERVICE_TOKEN; none: those routes are off)",
     )  # fmt: skip
     p.add_argument(
-        "--views-per-minute", type=_non_negative, metavar="N", default=60,
+        "--views-per-minute", type=_ranged(int, 0, 10**9, "a whole number"), metavar="N", default=60,
         help="page views allowed per client address in any 60 s (default 60; 0: no limit)",
     )  # fmt: skip
     p.add_argument(
@@ -92,10 +83,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     )  # fmt: skip
     p.add_argument("--cors-origin", action="append", metavar="ORIGIN", default=[], help="an origin allowed by CORS (repeatable; none by default)")
     p.add_argument(
-        "--hot-cache-seconds", type=_cache_seconds, default=5.0, metavar="S",
+        "--hot-cache-seconds", type=_ranged(float, 0.0, 3600.0, "a number of seconds"), default=5.0, metavar="S",
         help="serve a computed GET /api/hot for S seconds, shared by every worker through Redis (default 5; 0: exact on every request; at most 3600)",
     )  # fmt: skip
-    p.add_argument("--workers", type=_positive, default=1, metavar="N", help="worker processes (default 1)")
+    p.add_argument("--workers", type=_ranged(int, 1, 64, "a whole number"), default=1, metavar="N", help="worker processes (default 1, at most 64)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8080, help="0 picks a free port")
     p.add_argument("--log-level", default="info")

@@ -79,6 +79,21 @@ def client_address(scope: Scope, trusted: Sequence[Network]) -> str:
     return hops[0] if hops else str(peer)
 
 
+def limit_key(addr: str) -> str:
+    """What the view limit counts for a client address: an IPv4 address (also when
+    written IPv4-mapped, ``::ffff:a.b.c.d``), or the /64 network of an IPv6 address,
+    since one IPv6 subscriber usually holds a whole /64 and could rotate through it."""
+    try:
+        ip = ipaddress.ip_address(addr)
+    except ValueError:
+        return addr
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
 def bearer(scope: Scope) -> Optional[bytes]:
     """The token of ``Authorization: Bearer <token>``, or None."""
     for k, v in scope.get("headers", ()):
@@ -189,9 +204,11 @@ class ViewLimit:
         self.limiter = MovingWindowRateLimiter(storage)
 
     async def hit(self, client: str) -> Optional[int]:
-        """Counts one view of ``client``: None when allowed, else the seconds
-        until the next view would be (for ``Retry-After``, at least 1)."""
-        if await self.limiter.hit(self.item, "views", client):
+        """Counts one view of ``client`` (counted by :func:`limit_key`): None when
+        allowed, else the seconds until the next view would be (for ``Retry-After``,
+        at least 1)."""
+        key = limit_key(client)
+        if await self.limiter.hit(self.item, "views", key):
             return None
-        stats = await self.limiter.get_window_stats(self.item, "views", client)
+        stats = await self.limiter.get_window_stats(self.item, "views", key)
         return max(1, math.ceil(stats.reset_time - time.time()))
