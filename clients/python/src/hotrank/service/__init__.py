@@ -33,7 +33,6 @@ HOT board. Run it with ``python -m hotrank.service`` (see ``--help``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -55,11 +54,12 @@ from starlette.exceptions import HTTPException
 
 from .. import asyncio as hotrank
 from .._duration import parse_duration
-from .. import _calls as c
 from .._types import Entry as RankEntry
 from .._types import ServerError, server_error
-from ._cache import Entry, HotCache, etag_of, matches
+from ._cache import Entry, HotCache, matches
+from ._errors import readable
 from ._guard import Guard, ViewLimit, parse_networks
+from ._hot import RATE_LIMITED_TTL_SECONDS, hot_list, rate_limited_key
 
 MAX_RANGE_SECONDS = 100 * 365 * 86400
 Time = Union[int, float]
@@ -132,108 +132,11 @@ def parse_range(raw: str) -> int:
     return seconds
 
 
-def time_json(t: Optional[float]) -> Union[int, float, None]:
-    """Unix seconds for a reply: an int when whole (``1795731651``, not ``1795731651.0``)."""
-    if t is None:
-        return None
-    return int(t) if float(t).is_integer() else t
-
-
-#: What a person reads when a field is wrong (the field's name is the key).
-FIELD_MESSAGES = {
-    "at": "at must be unix seconds (a number)",
-    "publishedAt": "publishedAt must be unix seconds (a number)",
-    "articleId": "articleId must be a non-empty string",
-    "visitorId": "visitorId must be a non-empty string",
-    "memberId": "memberId must be a non-empty string",
-    "score": "score must be a whole number",
-    "mode": "mode must be one of best, incr or set",
-    "limit": "limit must be a whole number from 1 to 10000",
-    "offset": "offset must be a whole number, 0 or more",
-    "n": "n must be a whole number from 0 to 1000",
-}
-
-
-def readable(errors: Sequence[Any]) -> str:
-    """FastAPI's validation errors as one sentence per problem, without parser output."""
-    problems: list[str] = []
-    for err in errors:
-        kind = err.get("type", "")
-        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path", "header", "cookie")]
-        field = loc[0] if loc else ""
-        if kind == "json_invalid":
-            msg = "body is not valid JSON"
-        elif kind in ("model_attributes_type", "dict_type") or (kind == "missing" and not field):
-            msg = "body must be a JSON object"
-        elif kind == "missing":
-            msg = f"{field} is required"
-        elif kind == "extra_forbidden":
-            msg = f"{field} is not a known field (extra fields are not allowed)"
-        elif field in FIELD_MESSAGES:
-            msg = FIELD_MESSAGES[field]
-        else:
-            msg = f"{field or 'request'} is not valid"
-        if msg not in problems:
-            problems.append(msg)
-    return "; ".join(problems) or "the request is not valid"
-
-
 class OrjsonResponse(JSONResponse):
     """JSON rendered by orjson (FastAPI's own ORJSONResponse is deprecated)."""
 
     def render(self, content: Any) -> bytes:
         return orjson.dumps(content)
-
-
-#: How long the service's count of rate-limited views of a board lives after the last one.
-RATE_LIMITED_TTL_SECONDS = 30 * 86400
-
-
-#: GET /api/hot in one round trip: ``KEYS[1]`` the board, ``KEYS[2]`` its rate-limited
-#: hash; ``ARGV`` limit, window (s), ``at`` ("" for the server clock). Replies one flat
-#: array, 7 values per listed article, best first: id, score (HOT.TOP's, at ``at``),
-#: then HOT.STATS' pv, uv, suspicious and published_at (nil for an article HOT.STATS
-#: does not know), and the article's rate-limited count (nil: none). Read-only; the
-#: derived keys HOT.STATS opens share the board key's slot.
-HOT_SCRIPT = """#!lua flags=no-writes
-local at = {}
-if ARGV[3] ~= '' then at = {'AT', ARGV[3]} end
-local top = redis.call('HOT.TOP', KEYS[1], 'LIMIT', ARGV[1], 'WINDOW', ARGV[2], 'WITHSCORES', unpack(at))
-local out = {}
-local ids = {}
-for i = 1, #top, 2 do
-  ids[#ids + 1] = top[i]
-  local st = redis.call('HOT.STATS', KEYS[1], top[i], unpack(at))
-  local f = {}
-  if st then
-    for j = 1, #st, 2 do
-      local k = st[j]
-      if type(k) == 'table' then k = k.ok end  -- field names are status replies
-      f[k] = st[j + 1]
-    end
-  end
-  local n = #out
-  out[n + 1] = top[i]
-  out[n + 2] = top[i + 1]
-  out[n + 3] = f['pv'] or false
-  out[n + 4] = f['uv'] or false
-  out[n + 5] = f['suspicious'] or false
-  out[n + 6] = f['published_at'] or false
-  out[n + 7] = false
-end
-for i = 1, #ids, 1000 do
-  local part = redis.call('HMGET', KEYS[2], unpack(ids, i, math.min(i + 999, #ids)))
-  for k, v in ipairs(part) do out[(i + k - 2) * 7 + 7] = v end
-end
-return out
-"""
-HOT_SCRIPT_SHA = hashlib.sha1(HOT_SCRIPT.encode()).hexdigest()
-
-
-def rate_limited_key(board_key: str) -> str:
-    """The hash (article → views refused by the per-address limit) of a board:
-    the service's own counter of abnormal traffic, beside the module's ``suspicious``."""
-    return f"{board_key}:rate-limited"
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -370,40 +273,6 @@ def create_app(settings: Settings) -> FastAPI:
         new = await hot_board(board).publish(body.articleId, body.publishedAt)
         return {"articleId": body.articleId, "new": new}
 
-    async def hot_reply(hot_key: str, name: str, window: int, limit: int, at: Optional[float], now: float) -> tuple[bytes, str]:
-        """The JSON of ``GET /api/hot`` and its entity tag, from one round trip:
-        :data:`HOT_SCRIPT` runs HOT.TOP, HOT.STATS of each listed article and the
-        HMGET of their rate-limited counts on the server (the module has no HOT.TOP
-        option that returns the counters with the list). Rows go from the reply to
-        JSON with no dataclass in between."""
-        at_arg = c.time_arg(at) if at is not None else ""
-        argv = (2, hot_key, rate_limited_key(hot_key), limit, window, at_arg)
-        r = state["redis"]
-        try:
-            reply = await r.evalsha(HOT_SCRIPT_SHA, *argv)
-        except redis.exceptions.NoScriptError:
-            reply = await r.eval(HOT_SCRIPT, *argv)  # loads it (on this node) for next time
-        articles = []
-        for i in range(0, len(reply), 7):
-            a, score, pv, uv, sus, published, lim = reply[i : i + 7]
-            refused = int(lim or 0)
-            articles.append(
-                {
-                    "rank": i // 7,
-                    "articleId": a,
-                    "score": float(score),
-                    "pv": pv,
-                    "uv": uv,
-                    "suspicious": (sus or 0) + refused,
-                    "rateLimited": refused,
-                    "publishedAt": time_json(float(published)) if published is not None else None,
-                }
-            )
-        payload: dict[str, Any] = {"board": name, "range": window, "articles": articles}
-        etag = etag_of(orjson.dumps(payload))
-        payload["computedAt"] = time_json(round(now, 3))
-        return orjson.dumps(payload), etag
-
     @app.get("/api/hot")
     async def get_hot(
         if_none_match: Optional[str] = Header(default=None),
@@ -423,7 +292,7 @@ def create_app(settings: Settings) -> FastAPI:
         hot = hot_board(name)
 
         async def compute(now: float) -> tuple[bytes, str]:
-            return await hot_reply(hot.key, name, window, limit, at, now)
+            return await hot_list(state["redis"], hot.key, name, window, limit, at, now)
 
         cache: Optional[HotCache] = state["cache"]
         now = time.time()
