@@ -26,7 +26,9 @@
 #   make bench   run examples/bench/ if present, then clients/python/bench/sharded.py (a sharded
 #                board on a local 3-master cluster vs one board) (BENCH_QUICK=1: sizes / 10;
 #                BENCH_ONLY=modes: only the replication-modes section, effects vs commands
-#                with a replica, no sharded.py; BENCH_ONLY=main: all but that section)
+#                with a replica, no sharded.py; BENCH_ONLY=main: all but that section;
+#                BENCH_ONLY=service: only clients/python/bench/service.py, the HTTP service
+#                against a FastAPI hello world under wrk, installed with apt if missing)
 #   make profile instructions per command under callgrind (HOT.VIEW, Lua, ZADD, RANK.INCR,
 #                ZINCRBY): repeatable counts, unlike timings (installs valgrind)
 #   make profile-reads  the same for HOT.TOP, HOT.STATS and the RANK reads on filled boards
@@ -251,7 +253,9 @@ tune: deps build
 	  $(if $(PUBLISHED),--published $(PUBLISHED)) $(if $(LINES),--lines $(LINES))
 
 bench: deps build venv
-	@if [ -f examples/bench/main.rs ]; then \
+	@if [ "$$BENCH_ONLY" = service ]; then \
+	  :; \
+	elif [ -f examples/bench/main.rs ]; then \
 	  HOTRANK_MODULE=$(MODULE) $(CARGO) run --release --example bench; \
 	else \
 	  echo "no benchmark yet"; \
@@ -259,6 +263,15 @@ bench: deps build venv
 	@# Sharded boards (clients/python): 16 shards on a local 3-master cluster vs one board.
 	@if [ -z "$$BENCH_ONLY" ] || [ "$$BENCH_ONLY" = main ]; then \
 	  HOTRANK_MODULE=$(MODULE) '$(VENV_PY)' $(PY_PKG)/bench/sharded.py; \
+	fi
+	@# The HTTP service (hotrank.service) against a FastAPI hello world, loaded by wrk.
+	@if [ -z "$$BENCH_ONLY" ] || [ "$$BENCH_ONLY" = main ] || [ "$$BENCH_ONLY" = service ]; then \
+	  if ! command -v wrk >/dev/null 2>&1; then \
+	    echo ">> installing wrk (apt)"; \
+	    $(SUDO) apt-get update; \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y wrk; \
+	  fi; \
+	  HOTRANK_MODULE=$(MODULE) '$(VENV_PY)' $(PY_PKG)/bench/service.py; \
 	fi
 
 profile: deps deps-valgrind build

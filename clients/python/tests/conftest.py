@@ -200,6 +200,15 @@ def redis_server(servers: Callable[[str], Server]) -> Server:
     return servers("redis")
 
 
+@pytest.fixture
+def raw(redis_server: Server) -> Iterator[redis.Redis]:
+    """A RESP2 client of the redis-server (decoded), on a flushed server."""
+    client = redis_server.client(2)
+    client.flushall()
+    yield client
+    client.close()
+
+
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[Cluster]:
     """The 3-master cluster, started once."""
@@ -239,16 +248,22 @@ DT0 = datetime.fromtimestamp(T0, tz=timezone.utc)
 class Service:
     """``python -m hotrank.service`` on a free port (uvicorn), stopped by :meth:`stop`."""
 
-    def __init__(self, redis_port: int, hot_boards: list[str], leaderboards: list[str], prefix: str = "") -> None:
+    def __init__(
+        self, redis_port: int, hot_boards: list[str], leaderboards: list[str], prefix: str = "",
+        extra: tuple[str, ...] = (), token: str | None = None,
+    ) -> None:  # fmt: skip
         import sys
 
         args = [sys.executable, "-m", "hotrank.service", "--redis-url", f"redis://127.0.0.1:{redis_port}/0",
-                "--port", "0", "--prefix", prefix, "--log-level", "warning"]  # fmt: skip
+                "--port", "0", "--prefix", prefix, "--log-level", "warning", *extra]  # fmt: skip
         for b in hot_boards:
             args += ["--hot-board", b]
         for b in leaderboards:
             args += ["--leaderboard", b]
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        env = {k: v for k, v in os.environ.items() if k != "HOTRANK_SERVICE_TOKEN"}
+        if token is not None:
+            env["HOTRANK_SERVICE_TOKEN"] = token
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().strip()
         if not line.startswith("listening on http://"):

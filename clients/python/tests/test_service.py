@@ -18,21 +18,15 @@ from hotrank.service import Settings, create_app
 
 PREFIX = "svc:"
 HOT, OTHER, LB = "hot:{svc}", "hot:{svc2}", "lb:{svc}"
-
-
-@pytest.fixture
-def raw(redis_server: Server) -> redis.Redis:
-    client = redis_server.client(2)
-    client.flushall()
-    return client
+TOKEN = "s3cret-token"
 
 
 @pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
 def http(request: pytest.FixtureRequest, redis_server: Server, raw: redis.Redis) -> Iterator[TestClient]:
     """The app on a TestClient, its Redis connection speaking RESP2 or RESP3."""
     url = f"redis://127.0.0.1:{redis_server.port}/0?protocol={request.param}"
-    settings = Settings(url, [HOT, OTHER], [LB], prefix=PREFIX)
-    with TestClient(create_app(settings)) as client:
+    settings = Settings(url, [HOT, OTHER], [LB], prefix=PREFIX, token=TOKEN)
+    with TestClient(create_app(settings), headers={"Authorization": f"Bearer {TOKEN}"}) as client:
         yield client
 
 
@@ -136,7 +130,7 @@ def test_page_and_config_are_served(http: TestClient) -> None:
     page = http.get("/")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert '<table id="hot">' in page.text and '<table id="leaderboard">' in page.text and "<script>" in page.text
-    assert http.get("/api/config").json() == {"hotBoards": [HOT, OTHER], "leaderboards": [LB]}
+    assert http.get("/api/config").json() == {"hotBoards": [HOT, OTHER], "leaderboards": [LB], "hotCacheSeconds": 5.0}
 
 
 def test_uvicorn_serves_the_routes_over_a_socket(redis_server: Server, raw: redis.Redis) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Any, Callable, Generic, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union, cast
 
+from ._duration import parse_duration
 from ._types import (
     EPOCH,
     ArticleStats,
@@ -103,16 +104,20 @@ def time_arg(t: Time) -> str:
 
 
 def seconds_arg(name: str, s: Seconds) -> int:
-    """A whole number of seconds from a timedelta, int or integral float.
+    """A whole number of seconds from a timedelta, int, integral float or a
+    duration string (``"90"``, ``"15m"``, ``"72h"``, ``"7d"``: :func:`parse_duration`).
 
-    Raises ValueError if it has a fraction of a second, TypeError for other types.
+    Raises ValueError if it has a fraction of a second or is not a duration,
+    TypeError for other types.
     """
+    if isinstance(s, str):
+        return parse_duration(s, name)
     if isinstance(s, timedelta):
         if s % timedelta(seconds=1):
             raise ValueError(f"{name} must be a whole number of seconds, got {s!r}")
         return s // timedelta(seconds=1)
     if isinstance(s, bool) or not isinstance(s, (int, float)):
-        raise TypeError(f"{name} must be a timedelta or seconds, got {type(s).__name__}")
+        raise TypeError(f"{name} must be a timedelta, seconds or a duration such as '72h', got {type(s).__name__}")
     if isinstance(s, float):
         if not s.is_integer():
             raise ValueError(f"{name} must be a whole number of seconds, got {s!r}")

@@ -199,7 +199,8 @@ class HotBoard(_Board):
     def top(self, limit: int = 20, window: Optional[Seconds] = None, at: Optional[Time] = None) -> List[HotArticle]:
         """HOT.TOP: the ``limit`` (1 … 10000) best articles scored at ``at``, best first.
 
-        ``window`` keeps only the articles published in ``[at - window, at]``.
+        ``window`` keeps only the articles published in ``[at - window, at]``: seconds, a
+        timedelta or a duration such as ``"72h"`` (``90``, ``15m``, ``72h``, ``7d``).
         """
         return self._run(c.hot_top(self.key, limit, window, at))
 

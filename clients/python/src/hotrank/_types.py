@@ -11,8 +11,9 @@ import redis.exceptions
 #: A point in time: a timezone-aware :class:`~datetime.datetime`, or unix seconds
 #: (an ``int``, or a ``float`` rounded to the millisecond).
 Time: TypeAlias = Union[datetime, int, float]
-#: A length of time: a :class:`~datetime.timedelta` or seconds, a whole number of seconds.
-Seconds: TypeAlias = Union[timedelta, int, float]
+#: A length of time, a whole number of seconds: a :class:`~datetime.timedelta`, seconds,
+#: or a duration string ``"90"``, ``"15m"``, ``"72h"``, ``"7d"`` (units s, m, h, d).
+Seconds: TypeAlias = Union[timedelta, int, float, str]
 #: An article, member or visitor id: ``str`` (sent as UTF-8) or ``bytes``.
 Id: TypeAlias = Union[str, bytes]
 #: What HOT.VIEW did with a view.

@@ -1,20 +1,30 @@
-"""The seed's HTTP API on hotrank: an async FastAPI service over ``hotrank.asyncio``.
+"""The seed's HTTP API on hotrank: an async FastAPI service over ``hotrank.asyncio``
+(docs/service.md has the whole story).
 
-Routes (every reply is JSON; every error is ``{"error": message}`` with status 400
-for bad input or an error reply from the module, 404 for an unknown route, board
-or member, 405 for a wrong method, 503 when Redis is unreachable):
+Routes (every reply is JSON; every error is ``{"error": sentence}`` with status 400
+for bad input or an error reply from the module, 401/403 for a privileged route
+without the right token, 404 for an unknown route, board or member, 405 for a wrong
+method, 413 for a body past 16 KB, 429 for a view over the per-address limit, 503
+when Redis is unreachable):
 
 - ``POST /api/views`` ``{"articleId", "visitorId"}`` (optional ``"at"``, unix seconds):
-  one page view. The visitor may instead come from the ``X-Visitor-Id`` header or the
-  ``visitor_id`` cookie (the body wins, then the header, then the cookie).
-- ``POST /api/articles`` ``{"articleId", "publishedAt"}``: sets the publish time.
+  one page view; public, limited per client address (``views_per_minute``) unless
+  the request carries the token. The visitor may instead come from the
+  ``X-Visitor-Id`` header or the ``visitor_id`` cookie (the body wins, then the
+  header, then the cookie). A view over the limit is counted apart in the board's
+  ``<board key>:rate-limited`` hash (see :func:`rate_limited_key`).
+- ``POST /api/articles`` ``{"articleId", "publishedAt"}``: sets the publish time
+  (needs ``Authorization: Bearer <token>``).
 - ``GET /api/hot?range=72h&limit=20`` (optional ``board``, ``at``): the hot articles
-  published within ``range``, best first, with score, PV, UV and publish time.
+  published within ``range``, best first, with score, PV, UV, suspicious,
+  rateLimited and publish time; cached for ``hot_cache_seconds`` (``computedAt``,
+  ``Cache-Control``, ``ETag``, 304).
 - ``POST /api/leaderboards/{board}/scores`` ``{"memberId", "score", "mode"}``: submit a
-  score; ``mode`` is ``"best"`` (keep the best, the default), ``"incr"`` or ``"set"``.
+  score (needs the token); ``mode`` is ``"best"`` (keep the best, the default),
+  ``"incr"`` or ``"set"``.
 - ``GET /api/leaderboards/{board}/top?limit=10&offset=0``: the top of a leaderboard.
 - ``GET /api/leaderboards/{board}/members/{member}?n=5``: a member's rank and neighbours.
-- ``GET /api/config``: the boards served. ``GET /``: the live page.
+- ``GET /api/config``: the boards served and the cache period. ``GET /``: the live page.
 
 Boards come from an allowlist (``hot_boards`` and ``leaderboards``); any other board
 name is a 404. The ``board`` of ``/api/hot`` and ``/api/views`` defaults to the first
@@ -23,40 +33,65 @@ HOT board. Run it with ``python -m hotrank.service`` (see ``--help``).
 
 from __future__ import annotations
 
-import re
+import json
+import os
+import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, AsyncIterator, Literal, Optional, Sequence, Union
 
+import orjson
 import redis.asyncio
 import redis.asyncio.cluster
 import redis.exceptions
 from fastapi import Cookie, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from .. import asyncio as hotrank
-from .._types import Entry, ServerError
+from .._duration import parse_duration
+from .._types import Entry as RankEntry
+from .._types import ServerError, server_error
+from ._cache import Entry, HotCache, matches
+from ._errors import readable
+from ._guard import Guard, ViewLimit, parse_networks
+from ._hot import RATE_LIMITED_TTL_SECONDS, hot_list, rate_limited_key
 
-#: ``72h``, ``30m``, ``7d``, ``90s`` or whole seconds.
-RANGE_RE = re.compile(r"([0-9]{1,12})([smhd]?)")
-UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 MAX_RANGE_SECONDS = 100 * 365 * 86400
 Time = Union[int, float]
 
 
 @dataclass(frozen=True)
 class Settings:
-    """What the service serves: the Redis URL, the allowed boards and the key prefix."""
+    """What the service serves and who may write.
+
+    - ``redis_url``, ``cluster``: the Redis (or a Redis Cluster node) holding the boards.
+    - ``hot_boards``, ``leaderboards``: the allowed boards (the first HOT board is the default).
+    - ``prefix``: key prefix of every board.
+    - ``token``: the bearer token of the privileged routes (``POST /api/articles``, the
+      score route); None turns them off (403).
+    - ``views_per_minute``: page views allowed per client address in any 60 s
+      (0: no limit); a token holder is not limited.
+    - ``trusted_proxies``: networks (CIDR) whose ``X-Forwarded-For`` is believed.
+    - ``cors_origins``: origins allowed by CORS (none by default).
+    - ``hot_cache_seconds``: how long a computed ``GET /api/hot`` reply is served
+      (0 to 3600; 0: computed for every request). Shared by every process through Redis.
+    """
 
     redis_url: str
     hot_boards: Sequence[str]
     leaderboards: Sequence[str] = ()
     prefix: str = ""
     cluster: bool = False
+    token: Optional[str] = None
+    views_per_minute: int = 60
+    trusted_proxies: Sequence[str] = ()
+    cors_origins: Sequence[str] = ()
+    hot_cache_seconds: float = 5.0
 
 
 class ViewIn(BaseModel):
@@ -86,20 +121,36 @@ class ScoreIn(BaseModel):
 
 
 def parse_range(raw: str) -> int:
-    """``72h`` … as seconds (1 s to 100 years); HTTPException 400 otherwise."""
-    m = RANGE_RE.fullmatch(raw)
-    if not m:
-        raise HTTPException(400, f"range must be seconds or a number with a unit s, m, h or d (e.g. 72h), got {raw!r}")
-    seconds = int(m.group(1)) * UNIT_SECONDS[m.group(2)]
+    """``72h`` … as seconds (1 s to 100 years, :func:`hotrank._duration.parse_duration`);
+    HTTPException 400 otherwise."""
+    try:
+        seconds = parse_duration(raw, "range")
+    except ValueError as e:
+        raise HTTPException(400, str(e)) from None
     if not 0 < seconds <= MAX_RANGE_SECONDS:
         raise HTTPException(400, f"range must be between 1s and 100 years, got {raw!r}")
     return seconds
 
 
+class OrjsonResponse(JSONResponse):
+    """JSON rendered by orjson (FastAPI's own ORJSONResponse is deprecated)."""
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content)
+
+
 def create_app(settings: Settings) -> FastAPI:
-    """The service for ``settings``; it connects to Redis when it starts (lifespan)."""
+    """The service for ``settings``; it connects to Redis when it starts (lifespan).
+
+    Raises ValueError for settings that cannot work (no HOT board, a bad proxy network).
+    """
     if not settings.hot_boards:
         raise ValueError("give at least one HOT board")
+    if settings.views_per_minute < 0:
+        raise ValueError("views_per_minute must be 0 (no limit) or more")
+    if not 0 <= settings.hot_cache_seconds <= 3600:
+        raise ValueError("hot_cache_seconds must be from 0 to 3600")
+    trusted = parse_networks(settings.trusted_proxies)
     state: dict[str, Any] = {}
 
     @asynccontextmanager
@@ -109,13 +160,26 @@ def create_app(settings: Settings) -> FastAPI:
             client = redis.asyncio.cluster.RedisCluster.from_url(settings.redis_url, decode_responses=True)
         else:
             client = redis.asyncio.Redis.from_url(settings.redis_url, decode_responses=True)
+        state["redis"] = client
         state["boards"] = hotrank.Client(client, prefix=settings.prefix)
+        limit = None
+        if settings.views_per_minute:
+            limit = ViewLimit(settings.redis_url, settings.cluster, settings.views_per_minute, f"{settings.prefix}hotrank-service")
+        state["limit"] = limit
+        cache = HotCache(client, settings.hot_cache_seconds, settings.prefix) if settings.hot_cache_seconds else None
+        state["cache"] = cache
         try:
             yield
         finally:
             await client.aclose()
 
-    app = FastAPI(title="hotrank service", lifespan=lifespan)
+    app = FastAPI(title="hotrank service", lifespan=lifespan, default_response_class=OrjsonResponse)
+    app.add_middleware(Guard, token=settings.token, trusted=trusted)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "X-Visitor-Id"],
+        )  # fmt: skip
 
     def boards() -> hotrank.Client:
         return state["boards"]  # type: ignore[no-any-return]
@@ -142,15 +206,12 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = []
-        for err in exc.errors():
-            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
-            problems.append(f"{where}: {err.get('msg', 'invalid')}")
-        return JSONResponse({"error": "; ".join(problems)}, status_code=400)
+        return JSONResponse({"error": readable(exc.errors())}, status_code=400)
 
-    @app.exception_handler(ServerError)
-    async def server_error(request: Request, exc: ServerError) -> JSONResponse:
-        return JSONResponse({"error": exc.message}, status_code=400)
+    @app.exception_handler(redis.exceptions.ResponseError)
+    async def reply_error(request: Request, exc: redis.exceptions.ResponseError) -> JSONResponse:
+        message = exc.message if isinstance(exc, ServerError) else server_error(exc).message
+        return JSONResponse({"error": message}, status_code=400)
 
     @app.exception_handler(redis.exceptions.ConnectionError)
     async def unavailable(request: Request, exc: redis.exceptions.ConnectionError) -> JSONResponse:
@@ -166,24 +227,45 @@ def create_app(settings: Settings) -> FastAPI:
         html = resources.files("hotrank.service").joinpath("page.html").read_text(encoding="utf-8")
         return HTMLResponse(html)
 
+    config_body = orjson.dumps(
+        {"hotBoards": list(settings.hot_boards), "leaderboards": list(settings.leaderboards), "hotCacheSeconds": settings.hot_cache_seconds}
+    )
+
     @app.get("/api/config")
-    async def config() -> dict[str, Any]:
-        """The boards this service serves (the first of each is the default)."""
-        return {"hotBoards": list(settings.hot_boards), "leaderboards": list(settings.leaderboards)}
+    async def config() -> Response:
+        """The boards this service serves (the first of each is the default) and the
+        hot list's cache period (seconds)."""
+        return Response(config_body, media_type="application/json")
 
     @app.post("/api/views")
     async def post_view(
+        request: Request,
         body: ViewIn,
         board: Optional[str] = Query(default=None),
         x_visitor_id: Optional[str] = Header(default=None),
         visitor_id: Optional[str] = Cookie(default=None),
-    ) -> dict[str, Any]:
+    ) -> Response:
         """One page view of ``articleId`` by the visitor (body, header or cookie)."""
         visitor = body.visitorId or x_visitor_id or visitor_id
         if not visitor:
             raise HTTPException(400, "visitorId is required (in the body, the X-Visitor-Id header or the visitor_id cookie)")
-        view = await hot_board(board).view(body.articleId, visitor, at=body.at)
-        return {"articleId": body.articleId, "status": view.status, "pv": view.pv, "uv": view.uv, "score": view.score}
+        hot = hot_board(board)
+        limit: Optional[ViewLimit] = state["limit"]
+        if limit is not None and not request.state.token_ok:
+            retry = await limit.hit(request.state.client)
+            if retry is not None:
+                # Abnormal traffic, counted apart: never PV, UV or the score.
+                key = rate_limited_key(hot.key)
+                async with state["redis"].pipeline(transaction=False) as pipe:
+                    pipe.hincrby(key, body.articleId, 1)
+                    pipe.expire(key, RATE_LIMITED_TTL_SECONDS)
+                    await pipe.execute()
+                raise HTTPException(
+                    429, f"too many views from this address: at most {settings.views_per_minute} a minute",
+                    headers={"Retry-After": str(retry)},
+                )  # fmt: skip
+        view = await hot.view(body.articleId, visitor, at=body.at)
+        return OrjsonResponse({"articleId": body.articleId, "status": view.status, "pv": view.pv, "uv": view.uv, "score": view.score})
 
     @app.post("/api/articles")
     async def post_article(body: ArticleIn, board: Optional[str] = Query(default=None)) -> dict[str, Any]:
@@ -193,29 +275,37 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.get("/api/hot")
     async def get_hot(
+        if_none_match: Optional[str] = Header(default=None),
         range: str = Query(default="72h"),  # noqa: A002 (the seed's parameter name)
         limit: int = Query(default=20, ge=1, le=10_000),
         board: Optional[str] = Query(default=None),
         at: Optional[float] = Query(default=None),
-    ) -> dict[str, Any]:
-        """The hot articles published within ``range``, best first, with their counters."""
+    ) -> Response:
+        """The hot articles published within ``range``, best first, with their counters.
+
+        Without ``at``, the reply comes from the shared cache (fresh for
+        ``hot_cache_seconds``; 0: computed for each request); ``computedAt`` says when
+        it was computed, ``Cache-Control: max-age`` how long it stays fresh, and an
+        ``If-None-Match`` naming its ``ETag`` gets 304."""
         window = parse_range(range)
-        hot = hot_board(board)
-        top = await hot.top(limit, window=window, at=at)
-        stats = await hot.stats_many([a.article for a in top], at=at)
-        articles = []
-        for article, s in zip(top, stats):
-            articles.append(
-                {
-                    "rank": article.rank,
-                    "articleId": article.article,
-                    "score": article.score,
-                    "pv": s.pv if s else None,
-                    "uv": s.uv if s else None,
-                    "publishedAt": s.published_at if s else None,
-                }
-            )
-        return {"board": hot.name, "range": window, "articles": articles}
+        name = settings.hot_boards[0] if board is None else board
+        hot = hot_board(name)
+
+        async def compute(now: float) -> tuple[bytes, str]:
+            return await hot_list(state["redis"], hot.key, name, window, limit, at, now)
+
+        cache: Optional[HotCache] = state["cache"]
+        now = time.time()
+        if cache is None or at is not None:
+            body, etag = await compute(now)
+            entry = Entry(body, etag, now, now)
+        else:
+            entry = await cache.get(cache.key(hot.key, window, limit), compute)
+        max_age = entry.max_age(now)
+        headers = {"ETag": entry.etag, "Cache-Control": f"public, max-age={max_age}" if max_age else "no-cache"}
+        if matches(if_none_match, entry.etag):
+            return Response(status_code=304, headers=headers)
+        return Response(entry.body, media_type="application/json", headers=headers)
 
     @app.post("/api/leaderboards/{board}/scores")
     async def post_score(board: str, body: ScoreIn) -> dict[str, Any]:
@@ -254,6 +344,16 @@ def create_app(settings: Settings) -> FastAPI:
     return app
 
 
-def entry_json(e: Entry) -> dict[str, Any]:
+#: The environment variable through which ``--workers`` hands the settings to each worker.
+SETTINGS_ENV = "HOTRANK_SERVICE_SETTINGS"
+
+
+def app_from_env() -> FastAPI:
+    """The app of one worker process: :class:`Settings` from ``$HOTRANK_SERVICE_SETTINGS``
+    (JSON, written by ``python -m hotrank.service --workers N``)."""
+    return create_app(Settings(**json.loads(os.environ[SETTINGS_ENV])))
+
+
+def entry_json(e: RankEntry) -> dict[str, Any]:
     """A leaderboard entry as JSON."""
     return {"rank": e.rank, "memberId": e.member, "score": e.score}

@@ -1,0 +1,161 @@
+"""Issue 34 through real HTTP: ``python -m hotrank.service`` processes (uvicorn) on a
+real redis-server. Privileged routes need the token and write nothing without it;
+page views are limited per client address, shared by every process on the Redis;
+the body limit and CORS."""
+
+from __future__ import annotations
+
+
+import httpx
+import redis
+
+from conftest import T0, Server, Service
+from hotrank.service._guard import limit_key
+
+HOT, LB = "hot:{sec}", "lb:{sec}"
+TOKEN = "tok-3f9a1c"
+
+
+def stats(raw: redis.Redis, article: str) -> dict[str, int] | None:
+    reply = raw.execute_command("HOT.STATS", HOT, article)
+    return None if reply is None else dict(zip(reply[0::2], reply[1::2]))
+
+
+def test_privileged_routes_need_the_token(redis_server: Server, raw: redis.Redis) -> None:
+    svc = Service(redis_server.port, [HOT], [LB], token=TOKEN)
+    try:
+        with httpx.Client(base_url=svc.url, timeout=10) as http:
+            publish = {"articleId": "old", "publishedAt": T0}
+            score = {"memberId": "cheater", "score": 999999999}
+            for headers, status in [({}, 401), ({"Authorization": "Bearer nope"}, 403), ({"Authorization": "Basic " + TOKEN}, 401)]:
+                r1 = http.post("/api/articles", json=publish, headers=headers)
+                r2 = http.post(f"/api/leaderboards/{LB}/scores", json=score, headers=headers)
+                for r in (r1, r2):
+                    assert r.status_code == status, r.text
+                    assert r.headers["content-type"] == "application/json" and set(r.json()) == {"error"}
+            # A bad body without the token is still refused for the token first.
+            assert http.post("/api/articles", content=b"{", headers={"content-type": "application/json"}).status_code == 401
+            assert stats(raw, "old") is None and raw.execute_command("RANK.SCORE", LB, "cheater") is None
+            assert raw.dbsize() == 0
+
+            ok = {"Authorization": f"Bearer {TOKEN}"}
+            assert http.post("/api/articles", json=publish, headers=ok).json() == {"articleId": "old", "new": True}
+            assert http.post(f"/api/leaderboards/{LB}/scores", json=score, headers=ok).json()["written"] is True
+            assert raw.execute_command("HOT.STATS", HOT, "old") is not None
+            assert raw.execute_command("RANK.SCORE", LB, "cheater") == 999999999
+            # Reads stay public.
+            assert http.get("/api/hot").status_code == 200 and http.get(f"/api/leaderboards/{LB}/top").status_code == 200
+    finally:
+        svc.stop()
+
+
+def test_without_a_token_the_privileged_routes_are_off(redis_server: Server, raw: redis.Redis) -> None:
+    svc = Service(redis_server.port, [HOT], [LB])
+    try:
+        with httpx.Client(base_url=svc.url, timeout=10) as http:
+            for headers in ({}, {"Authorization": "Bearer anything"}):
+                r = http.post("/api/articles", json={"articleId": "a", "publishedAt": T0}, headers=headers)
+                assert r.status_code == 403 and "HOTRANK_SERVICE_TOKEN" in r.json()["error"] and "--token-file" in r.json()["error"]
+                r = http.post(f"/api/leaderboards/{LB}/scores", json={"memberId": "m", "score": 1}, headers=headers)
+                assert r.status_code == 403
+            assert raw.dbsize() == 0
+            assert http.post("/api/views", json={"articleId": "a", "visitorId": "v"}).json()["status"] == "counted"
+    finally:
+        svc.stop()
+
+
+def test_views_are_limited_per_address_and_the_rest_is_counted_apart(redis_server: Server, raw: redis.Redis) -> None:
+    svc = Service(redis_server.port, [HOT], [LB], token=TOKEN)
+    try:
+        with httpx.Client(base_url=svc.url, timeout=10) as http:
+            codes = []
+            for i in range(300):
+                r = http.post("/api/views", json={"articleId": "target", "visitorId": f"bot{i}"})
+                codes.append(r.status_code)
+                if r.status_code == 429:
+                    assert 1 <= int(r.headers["retry-after"]) <= 60
+                    assert "at most 60 a minute" in r.json()["error"]
+            assert codes == [200] * 60 + [429] * 240
+            s = stats(raw, "target")
+            assert s is not None and (s["pv"], s["uv"]) == (60, 60)
+            assert raw.hget(f"{HOT}:rate-limited", "target") == "240"
+            row = http.get("/api/hot").json()["articles"][0]
+            assert (row["articleId"], row["pv"], row["uv"], row["suspicious"], row["rateLimited"]) == ("target", 60, 60, 240, 240)
+
+            # The site's backend, holding the token, is not limited per address.
+            ok = {"Authorization": f"Bearer {TOKEN}"}
+            for i in range(300):
+                assert http.post("/api/views", json={"articleId": "backend", "visitorId": f"r{i}"}, headers=ok).status_code == 200
+            s = stats(raw, "backend")  # UV is a HyperLogLog estimate (0.81 % standard error)
+            assert s is not None and s["pv"] == 300 and abs(s["uv"] - 300) <= 9
+    finally:
+        svc.stop()
+
+
+def test_two_service_processes_share_one_limit(redis_server: Server, raw: redis.Redis) -> None:
+    a = Service(redis_server.port, [HOT], [LB], extra=("--views-per-minute", "10"))
+    b = Service(redis_server.port, [HOT], [LB], extra=("--views-per-minute", "10"))
+    try:
+        with httpx.Client(timeout=10) as http:
+            codes = [http.post((a, b)[i % 2].url + "/api/views", json={"articleId": "x", "visitorId": f"v{i}"}).status_code for i in range(30)]
+        assert codes.count(200) == 10 and codes[:10] == [200] * 10 and set(codes[10:]) == {429}
+        s = stats(raw, "x")
+        assert s is not None and s["pv"] == 10 and raw.hget(f"{HOT}:rate-limited", "x") == "20"
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_forwarded_for_is_believed_only_from_a_trusted_proxy(redis_server: Server, raw: redis.Redis) -> None:
+    proxied = Service(redis_server.port, [HOT], [LB], extra=("--views-per-minute", "3", "--trusted-proxy", "127.0.0.0/8"))
+    direct = Service(redis_server.port, [HOT], [LB], extra=("--views-per-minute", "3"))
+    try:
+        with httpx.Client(timeout=10) as http:
+
+            def view(svc: Service, client: str, i: int) -> int:
+                body = {"articleId": "p", "visitorId": f"{client}-{i}"}
+                return http.post(svc.url + "/api/views", json=body, headers={"X-Forwarded-For": f"{client}, 127.0.0.2"}).status_code
+
+            # Behind the trusted proxy, each forwarded client has its own count.
+            assert [view(proxied, "198.51.100.7", i) for i in range(4)] == [200, 200, 200, 429]
+            assert [view(proxied, "203.0.113.9", i) for i in range(4)] == [200, 200, 200, 429]
+            # Without --trusted-proxy the header is ignored: every view is from 127.0.0.1.
+            raw.flushall()
+            assert [view(direct, f"192.0.2.{i}", i) for i in range(4)] == [200, 200, 200, 429]
+    finally:
+        proxied.stop()
+        direct.stop()
+
+
+def test_body_limit_and_cors(redis_server: Server, raw: redis.Redis) -> None:
+    svc = Service(redis_server.port, [HOT], [LB], token=TOKEN, extra=("--cors-origin", "https://news.example"))
+    plain = Service(redis_server.port, [HOT], [LB])
+    try:
+        with httpx.Client(timeout=10) as http:
+            big = b'{"articleId": "' + b"a" * (1 << 20) + b'", "visitorId": "v"}'
+            r = http.post(svc.url + "/api/views", content=big, headers={"content-type": "application/json"})
+            assert r.status_code == 413 and "16384 bytes" in r.json()["error"]
+            # Without a Content-Length (chunked), the limit holds as the body is read.
+            r = http.post(svc.url + "/api/views", content=iter([big[i : i + 4096] for i in range(0, len(big), 4096)]),
+                          headers={"content-type": "application/json"})  # fmt: skip
+            assert r.status_code == 413
+            assert raw.dbsize() == 0
+            small = {"articleId": "a", "visitorId": "v"}
+            r = http.post(svc.url + "/api/views", json=small, headers={"Origin": "https://news.example"})
+            assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "https://news.example"
+            r = http.post(svc.url + "/api/views", json=small, headers={"Origin": "https://evil.example"})
+            assert "access-control-allow-origin" not in r.headers
+            pre = http.options(svc.url + "/api/views", headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"})
+            assert "access-control-allow-origin" not in pre.headers
+            r = http.get(plain.url + "/api/hot", headers={"Origin": "https://news.example"})
+            assert r.status_code == 200 and "access-control-allow-origin" not in r.headers
+    finally:
+        svc.stop()
+        plain.stop()
+
+
+def test_the_limit_counts_an_ipv6_client_by_its_64() -> None:
+    assert limit_key("203.0.113.9") == "203.0.113.9" == limit_key("::ffff:203.0.113.9")
+    assert limit_key("2001:db8:1:2:aaaa::1") == limit_key("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"
+    assert limit_key("2001:db8:1:3::1") != limit_key("2001:db8:1:2::1")
+    assert limit_key("unknown") == "unknown"
