@@ -57,7 +57,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Type, cast
 
 import redis
 import redis.cluster
@@ -193,7 +193,8 @@ def connect(url: str) -> Any:
     the server cannot be reached."""
     r = redis.Redis.from_url(url)
     try:
-        info = r.info("cluster")
+        # redis-py types a sync client's reply as "Awaitable | Any" (one stub for both APIs).
+        info = cast("dict[str, Any]", r.info("cluster"))
     finally:
         r.close()
     if info.get("cluster_enabled"):
