@@ -94,7 +94,10 @@ def test_a_command_page_opens_in_chromium_with_its_syntax_nav_and_search(
     nav = browser.execute_script("return [...document.querySelectorAll('nav a')].map(a => a.textContent.trim())")
     assert {"HOT.VIEW", "RANK.INFO", "Operations", "Hot ranking"} <= set(nav)
     # Material's search: type a word, wait for the result list to name the page that holds it.
-    browser.find_element(By.CSS_SELECTOR, "label.md-search__icon, .md-header__button[for=__search]").click()
+    # Material's keyboard shortcut for search ("/"), as a reader would press it: the
+    # header's search buttons differ with the window's width.
+    browser.find_element(By.TAG_NAME, "body").send_keys("/")
+    wait_for("the search box", lambda: browser.find_element(By.CSS_SELECTOR, "input.md-search__input").is_displayed())
     box = browser.find_element(By.CSS_SELECTOR, "input.md-search__input")
     box.send_keys("competition rank")
     results = wait_for(
