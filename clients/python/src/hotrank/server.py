@@ -133,7 +133,12 @@ class LocalServer:
         ]  # fmt: skip
         # Its own session: a Ctrl-C in the terminal reaches this process only, which
         # then stops the server with SIGTERM (see stop()).
-        self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError:
+            self._log.close()
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise
         try:
             self._wait_ready()
         except BaseException:  # a Ctrl-C while waiting too: never leave the server behind
