@@ -108,7 +108,7 @@ deps-check:
 	  if [ -x "$$HOME/.cargo/bin/cargo" ]; then \
 	    echo "error: Rust is installed in ~/.cargo/bin but not on PATH: run '. \"\$$HOME/.cargo/env\"' (or open a new shell), then make again" >&2; \
 	  else \
-	    echo "error: cargo not found: hotrank needs Rust >= $(RUST_MIN); install it with: $(RUSTUP_INSTALL)" >&2; \
+	    echo "error: cargo or rustc not found on PATH: hotrank needs Rust >= $(RUST_MIN); install it with: $(RUSTUP_INSTALL)" >&2; \
 	  fi; exit 1; \
 	fi; \
 	have=$$("$$rustc" --version | awk '{print $$2}'); \
@@ -356,3 +356,4 @@ fmt:
 
 clean:
 	$(CARGO) clean
+	rm -rf '$(DIST_DIR)'

@@ -104,7 +104,7 @@ def server_binary(explicit: Optional[str] = None) -> str:
 class LocalServer:
     """A throwaway server on 127.0.0.1 with the module loaded (nothing is saved).
 
-    ``LocalServer(port=6380)`` starts it and waits until it answers PING (at most
+    ``LocalServer(port=6380)`` starts it and waits until it answers (at most
     :data:`START_TIMEOUT_S` seconds); :meth:`stop` (or leaving the ``with`` block)
     stops it and removes its temporary directory. ``port=None`` picks a free port.
 
@@ -162,8 +162,9 @@ class LocalServer:
                 if self.proc.poll() is not None:
                     raise RuntimeError(f"{os.path.basename(self.binary)} exited: {self._last_log_line}")
                 try:
-                    probe.ping()
-                    return
+                    # Ours, not another server already on the port (ours then exits).
+                    if int(probe.info("server")["process_id"]) == self.proc.pid:
+                        return
                 except redis.exceptions.RedisError:
                     pass
                 if time.monotonic() > deadline:
