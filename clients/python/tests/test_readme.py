@@ -101,3 +101,38 @@ def test_the_python_readme_runs_after_the_main_readme_on_one_server(redis_server
         r.execute_command(*args)
     assert r.dbsize() > 0
     run(blocks(), redis_server, cluster, flush=False)
+
+
+def main_readme_python() -> list[str]:
+    """The main README's ```python blocks."""
+    return re.findall(r"^```python\n(.*?)^```$", MAIN_README.read_text(), re.M | re.S)
+
+
+def test_the_main_readmes_python_lines_run_and_print_what_their_comments_say(redis_server: Server) -> None:
+    """The main README's "Ten lines of Python" run against a real server (its
+    ``redis.Redis(...)`` pointed at the test server), and every line that ends in a
+    ``# comment`` gives (or prints) what the comment starts with, ``…`` standing for
+    any text, as in a doctest."""
+    blocks_ = main_readme_python()
+    assert len(blocks_) == 1
+    redis_server.client().flushall()
+    code = blocks_[0].replace("redis.Redis(", f"redis.Redis(port={redis_server.port}, ")
+    globs: dict[str, Any] = {}
+    checked = 0
+    for line in code.splitlines():
+        stmt, _, comment = line.partition("  #")
+        stmt, comment = stmt.rstrip(), comment.strip()
+        if not comment:
+            exec(stmt, globs)
+            continue
+        # The comment shows the value: "True: the publish time is new" shows "True".
+        want = comment.split(": ", 1)[0] if not comment.startswith(("[", "(")) and ": " in comment else comment
+        if stmt.startswith("print(") and stmt.endswith(")"):
+            stmt = stmt[len("print(") : -1]
+            got = str(eval(stmt, globs))
+        else:
+            got = repr(eval(stmt, globs))
+        pattern = re.escape(want).replace("…", ".*")
+        assert re.fullmatch(pattern, got), f"README: {line.strip()}\n  got: {got}"
+        checked += 1
+    assert checked >= 5
