@@ -56,9 +56,21 @@ fn show_op(op: &[Vec<u8>]) -> String {
         .join(" ")
 }
 
+/// The page this test backs: its examples are run here.
+const DOC: &str = include_str!("../docs/resharding.md");
+
+/// The line of [`DOC`] that starts with `prefix`.
+fn doc_line(prefix: &str) -> &'static str {
+    DOC.lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("docs/resharding.md has no line '{prefix}…'"))
+}
+
 /// What one slot's cluster client saw.
 #[derive(Default, Debug)]
 struct Seen {
+    /// The first TRYAGAIN error, as redis-cli shows it.
+    tryagain_text: Option<String>,
     tryagain: usize,
     ask: usize,
     moved: usize,
@@ -113,6 +125,9 @@ impl SlotClient {
             match e.code() {
                 Some("TRYAGAIN") => {
                     self.seen.tryagain += 1;
+                    self.seen.tryagain_text.get_or_insert_with(|| {
+                        format!("(error) TRYAGAIN {}", e.detail().unwrap_or_default())
+                    });
                     return None;
                 }
                 Some("MOVED") => {
@@ -273,7 +288,9 @@ fn assert_same_keys(owner: &mut Connection, reference: &mut Connection, slot: u1
 }
 
 fn reshard_scenario() {
+    let t0 = Instant::now();
     let nodes = start_cluster(&RANGES);
+    eprintln!("cluster up after {:?}", t0.elapsed());
     let slot = RANGES[0].0;
     let tag = tag_for(slot);
     let at = now_s() - 60;
@@ -370,12 +387,19 @@ fn reshard_scenario() {
         "no TRYAGAIN once the slot moved"
     );
     eprintln!(
-        "MIGRATE: {batches} batches, {} writes acknowledged, {on_source} on the source during the migration, {:?}",
+        "{:?}: MIGRATE: {batches} batches, {} writes acknowledged, {on_source} on the source during the migration, {:?}",
+        t0.elapsed(),
         acked.len(),
         client.seen
     );
     assert!(batches >= 16, "{batches} batches");
     assert!(refused > 0 && client.seen.ask > 0 && client.seen.moved > 0);
+    let shown = client.seen.tryagain_text.take().expect("a TRYAGAIN");
+    assert_eq!(
+        doc_line("(error) TRYAGAIN"),
+        shown,
+        "the page shows the error"
+    );
     assert!(on_source > 0, "the source kept writing while it could");
     replay(&mut r, &acked);
     assert_same_keys(&mut d, &mut r, slot);
@@ -405,21 +429,19 @@ fn reshard_scenario() {
     while acked2.lock().expect("acked").len() < 50 {
         std::thread::sleep(Duration::from_millis(5));
     }
+    let line = doc_line("redis-cli --cluster reshard ");
+    let args: Vec<String> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|w| match w {
+            "127.0.0.1:7001" => format!("127.0.0.1:{}", dst.server.port),
+            "<source-id>" => dst_id.clone(),
+            "<target-id>" => src_id.clone(),
+            w => w.to_string(),
+        })
+        .collect();
     let out = std::process::Command::new("redis-cli")
-        .args([
-            "--cluster",
-            "reshard",
-            &format!("127.0.0.1:{}", dst.server.port),
-            "--cluster-from",
-            &dst_id,
-            "--cluster-to",
-            &src_id,
-            "--cluster-slots",
-            "1",
-            "--cluster-pipeline",
-            "20",
-            "--cluster-yes",
-        ])
+        .args(&args)
         .output()
         .expect("redis-cli");
     let text =
@@ -437,7 +459,8 @@ fn reshard_scenario() {
     stop.store(true, Ordering::SeqCst);
     let seen = writer.join().expect("writer");
     eprintln!(
-        "redis-cli reshard: {} writes acknowledged under load, {seen:?}",
+        "{:?}: redis-cli reshard: {} writes acknowledged under load, {seen:?}",
+        t0.elapsed(),
         acked2.lock().expect("acked").len()
     );
     assert_eq!(
