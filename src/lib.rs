@@ -69,7 +69,10 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     // The score formatter's tables, built now so no command pays for them.
     shortest::warm_up();
     // Follows this node's slot migrations (issue 37).
-    commands::migration::register(ctx);
+    if let Err(e) = commands::migration::register(ctx) {
+        ctx.log_warning(&e);
+        return Status::Err;
+    }
     if let Err(e) = commands::register::register_commands(ctx) {
         ctx.log_warning(&e);
         return Status::Err;

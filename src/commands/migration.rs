@@ -57,21 +57,16 @@ fn state() -> std::sync::MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Installs the command filter that follows `CLUSTER` commands. A server
-/// without command filters gets a set read again on every board command
-/// in a moving slot and every [`RECHECK_MS`] otherwise (logged).
-pub fn register(ctx: &Context) {
-    if !ffi::register_command_filter(ctx, 7, 4, on_command) {
-        ctx.log_warning(
-            "hotrank: no command filter API: slot migrations are followed by polling CLUSTER NODES",
-        );
-        NO_FILTER.store(true, Ordering::Relaxed);
+/// Installs the command filter that follows `CLUSTER` commands. Error:
+/// the server has no command filter API (every server hotrank loads on
+/// has it).
+pub fn register(ctx: &Context) -> Result<(), String> {
+    if ffi::register_command_filter(ctx, 7, 4, on_command) {
+        Ok(())
+    } else {
+        Err("hotrank needs the command filter API (RedisModule_RegisterCommandFilter) to follow slot migrations".into())
     }
 }
-
-/// Set when the server has no command filters: [`board_moving`] then
-/// always takes the slow path.
-static NO_FILTER: AtomicBool = AtomicBool::new(false);
 
 /// The filter hook: `args` are the command's name and first arguments.
 fn on_command(args: &[&[u8]]) {
@@ -95,10 +90,7 @@ fn on_command(args: &[&[u8]]) {
 /// Whether the slot of `board` (a board key) is migrating or importing on
 /// this node. Nothing moving and nothing to read again: two atomic loads.
 pub fn board_moving(ctx: &Context, board: &[u8]) -> bool {
-    if MOVING.load(Ordering::Relaxed) == 0
-        && !STALE.load(Ordering::Relaxed)
-        && !NO_FILTER.load(Ordering::Relaxed)
-    {
+    if MOVING.load(Ordering::Relaxed) == 0 && !STALE.load(Ordering::Relaxed) {
         return false;
     }
     slot_moving(ctx, keys::slot(board))
@@ -109,9 +101,7 @@ fn slot_moving(ctx: &Context, slot: u16) -> bool {
     let mut st = state();
     let listed = st.slots.binary_search(&slot).is_ok();
     let old = now.saturating_sub(st.read_at) >= RECHECK_MS;
-    let reread = STALE.load(Ordering::Relaxed)
-        || (listed && old)
-        || (NO_FILTER.load(Ordering::Relaxed) && old);
+    let reread = STALE.load(Ordering::Relaxed) || (listed && old);
     if reread && !ctx.get_flags().contains(ContextFlags::MULTI) {
         read_slots(ctx, &mut st, now);
         return st.slots.binary_search(&slot).is_ok();
