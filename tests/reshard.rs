@@ -10,8 +10,10 @@
 //!    SETSLOT NODE), with writes between the batches: every batch
 //!    succeeds (no `BUSYKEY`), the slot ends empty on node 0, and some
 //!    writes were refused with TRYAGAIN and some followed ASK;
+//!    With the AOF on, the first 40 refused writes are checked to add
+//!    nothing to either node's AOF (nothing written, nothing replicated);
 //! 2. `redis-cli --cluster reshard` moves it back while a writer thread
-//!    keeps writing.
+//!    keeps writing, with `hotrank.replicate commands`.
 //!
 //! After each, every acknowledged write is replayed, in the order it was
 //! acknowledged, on a standalone server: every reply the cluster gave
@@ -211,6 +213,39 @@ fn count_in_slot(c: &mut Connection, slot: u16) -> i64 {
         .expect("COUNTKEYSINSLOT")
 }
 
+/// `aof_current_size` of a node (bytes written to its AOF).
+fn aof_size(c: &mut Connection) -> i64 {
+    let text: String = redis::cmd("INFO")
+        .arg("persistence")
+        .query(c)
+        .expect("INFO");
+    text.lines()
+        .find_map(|l| l.strip_prefix("aof_current_size:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("aof_current_size")
+}
+
+/// Turns the AOF on (CONFIG SET appendonly yes) and waits for its first
+/// rewrite to end, so `aof_current_size` then grows only with writes.
+fn aof_on(c: &mut Connection) {
+    q(c, &["CONFIG", "SET", "appendonly", "yes"]).expect("appendonly");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let text: String = redis::cmd("INFO")
+            .arg("persistence")
+            .query(c)
+            .expect("INFO");
+        if text.contains("aof_enabled:1")
+            && text.contains("aof_rewrite_in_progress:0")
+            && text.contains("aof_rewrite_scheduled:0")
+        {
+            return;
+        }
+        assert!(Instant::now() < deadline, "AOF rewrite did not end");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Waits until every node's CLUSTER SLOTS gives `slot` to the node on `port`.
 fn wait_owner(nodes: &[Node], slot: u16, port: u16) {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -314,6 +349,12 @@ fn reshard_scenario() {
         acked.push((op, v));
     }
     assert!(count_in_slot(&mut s, slot) > 800, "a board of many keys");
+    // The AOF shows what a command wrote and replicated: a refused one
+    // adds nothing to either node's (checked for the first refusals).
+    aof_on(&mut s);
+    aof_on(&mut d);
+    let mut aof_checks = 0;
+    let aof_start = aof_size(&mut s);
 
     // 1. MIGRATE batches of 50 keys, with writes between them.
     let slot_s = slot.to_string();
@@ -344,12 +385,20 @@ fn reshard_scenario() {
         let mut left = Vec::new();
         for op in pending.drain(..) {
             let asks = client.seen.ask;
+            let aof = (aof_checks < 40).then(|| (aof_size(&mut s), aof_size(&mut d)));
             match client.send(&op) {
                 Some(v) => {
                     on_source += usize::from(client.seen.ask == asks);
                     acked.push((op, v));
                 }
-                None => left.push(op),
+                None => {
+                    if let Some(before) = aof {
+                        let after = (aof_size(&mut s), aof_size(&mut d));
+                        assert_eq!(before, after, "{}: refused, yet written", show_op(&op));
+                        aof_checks += 1;
+                    }
+                    left.push(op)
+                }
             }
         }
         pending = left;
@@ -401,12 +450,21 @@ fn reshard_scenario() {
         "the page shows the error"
     );
     assert!(on_source > 0, "the source kept writing while it could");
+    assert_eq!(aof_checks, 40, "refusals checked against the AOF");
+    assert!(
+        aof_size(&mut s) > aof_start,
+        "the writes the source ran are in its AOF"
+    );
     replay(&mut r, &acked);
     assert_same_keys(&mut d, &mut r, slot);
 
     // 2. `redis-cli --cluster reshard` moves it back (node 1's lowest slot)
     // while a writer keeps writing.
     wait_owner(&nodes, slot, dst.server.port);
+    // This time in `commands` mode, where a write replicates as itself.
+    for c in [&mut s, &mut d, &mut r] {
+        config_set(c, "hotrank.replicate", "commands");
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let acked2 = Arc::new(Mutex::new(Acked::new()));
     let writer = {
