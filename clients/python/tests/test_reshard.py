@@ -57,7 +57,7 @@ def _until_acked(write: Callable[[], object], refused: List[int]) -> None:
     """Sends ``write`` until it is acknowledged: a TRYAGAIN that redis-py gave up on
     (``TryAgainError``, or ``ClusterError`` once its redirection budget is spent)
     wrote nothing, so sending it again counts it once."""
-    while True:
+    for _ in range(1000):
         try:
             write()
             return
@@ -67,6 +67,7 @@ def _until_acked(write: Callable[[], object], refused: List[int]) -> None:
             if e.code != "TRYAGAIN":
                 raise
             refused[0] += 1
+    raise AssertionError("a write refused 1000 times")
 
 
 def test_hot_and_rank_boards_ride_through_a_slot_move(cluster: Cluster) -> None:
@@ -100,17 +101,23 @@ def test_hot_and_rank_boards_ride_through_a_slot_move(cluster: Cluster) -> None:
 
     write_some(300)
     batches: List[int] = []
+    failed: List[BaseException] = []
 
     def mover() -> None:
-        for board_slot in (slot, int(rc.keyslot(moved_shard))):
-            src, _ = _owner(cluster, board_slot)
-            batches.append(_move_slot(cluster, board_slot, src, (src + 1) % len(cluster.nodes)))
+        try:
+            for board_slot in (slot, int(rc.keyslot(moved_shard))):
+                src, _ = _owner(cluster, board_slot)
+                batches.append(_move_slot(cluster, board_slot, src, (src + 1) % len(cluster.nodes)))
+        except BaseException as e:  # re-raised by the test below
+            failed.append(e)
 
     t = threading.Thread(target=mover)
     t.start()
     while t.is_alive():
         write_some(5)
     t.join()
+    if failed:
+        raise failed[0]
     write_some(20)
     assert len(batches) == 2 and min(batches) >= 5, batches
     for a, views in pv.items():
