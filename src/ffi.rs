@@ -1797,21 +1797,19 @@ extern "C" fn filter_callback(fctx: *mut raw::RedisModuleCommandFilterCtx) {
     // Both API functions exist wherever RegisterCommandFilter did (checked
     // at registration).
     unsafe {
-        let (Some(count), Some(get)) = (
-            raw::RedisModule_CommandFilterArgsCount,
+        let (Some(get), Some(count)) = (
             raw::RedisModule_CommandFilterArgGet,
+            raw::RedisModule_CommandFilterArgsCount,
         ) else {
             return;
         };
-        let argc = count(fctx).max(0) as usize;
-        if argc == 0 {
-            return;
-        }
+        // The cheap pre-check, for every command the server runs: the
+        // name's length (a position past the end gives NULL, an empty name).
         let name = string_bytes(get(fctx, 0));
-        // The cheap pre-check, for every command the server runs.
         if name.len() != name_len {
             return;
         }
+        let argc = count(fctx).max(0) as usize;
         let mut args: [&[u8]; 8] = [&[]; 8];
         let n = argc.min(max_args).min(args.len());
         args[0] = name;

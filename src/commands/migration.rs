@@ -89,6 +89,7 @@ fn on_command(args: &[&[u8]]) {
 
 /// Whether the slot of `board` (a board key) is migrating or importing on
 /// this node. Nothing moving and nothing to read again: two atomic loads.
+#[inline(always)]
 pub fn board_moving(ctx: &Context, board: &[u8]) -> bool {
     if MOVING.load(Ordering::Relaxed) == 0 && !STALE.load(Ordering::Relaxed) {
         return false;
@@ -96,6 +97,8 @@ pub fn board_moving(ctx: &Context, board: &[u8]) -> bool {
     slot_moving(ctx, keys::slot(board))
 }
 
+#[cold]
+#[inline(never)]
 fn slot_moving(ctx: &Context, slot: u16) -> bool {
     let now = ffi::now_ms();
     let mut st = state();
