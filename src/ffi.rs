@@ -1794,8 +1794,31 @@ extern "C" fn filter_callback(fctx: *mut raw::RedisModuleCommandFilterCtx) {
     // SAFETY: the server calls this with a live filter context; the
     // arguments it returns (not owned by us: not freed) live until the
     // callback returns, and the slices built from them do not escape it.
-    // Both API functions exist wherever RegisterCommandFilter did (checked
-    // at registration).
+    // ArgGet exists wherever RegisterCommandFilter did (checked at
+    // registration); a position past the end gives NULL, an empty name.
+    let name = unsafe {
+        let Some(get) = raw::RedisModule_CommandFilterArgGet else {
+            return;
+        };
+        string_bytes(get(fctx, 0))
+    };
+    // The cheap pre-check, for every command the server runs.
+    if name.len() == name_len {
+        filter_hook(fctx, name, hook, max_args);
+    }
+}
+
+/// The rest of [`filter_callback`], out of its fast path: the first
+/// `max_args` arguments (the name first) handed to `hook`.
+#[cold]
+#[inline(never)]
+fn filter_hook(
+    fctx: *mut raw::RedisModuleCommandFilterCtx,
+    name: &[u8],
+    hook: FilterHook,
+    max_args: usize,
+) {
+    // SAFETY: as in `filter_callback`, whose live filter context this is.
     unsafe {
         let (Some(get), Some(count)) = (
             raw::RedisModule_CommandFilterArgGet,
@@ -1803,12 +1826,6 @@ extern "C" fn filter_callback(fctx: *mut raw::RedisModuleCommandFilterCtx) {
         ) else {
             return;
         };
-        // The cheap pre-check, for every command the server runs: the
-        // name's length (a position past the end gives NULL, an empty name).
-        let name = string_bytes(get(fctx, 0));
-        if name.len() != name_len {
-            return;
-        }
         let argc = count(fctx).max(0) as usize;
         let mut args: [&[u8]; 8] = [&[]; 8];
         let n = argc.min(max_args).min(args.len());
