@@ -1757,3 +1757,118 @@ impl QuietDefrag {
         Ok(())
     }
 }
+
+// ---------------------------------------------------------------------------
+// Command filter: sees every command before it runs (used to follow this
+// node's slot migrations, `CLUSTER SETSLOT …`).
+
+/// What a command filter hook gets: the command's first arguments (the
+/// name first), valid only during the call.
+pub type FilterHook = fn(&[&[u8]]);
+
+/// The hook [`register_command_filter`] installed, the length of the
+/// command names it wants to see, and how many arguments it is given.
+static FILTER: std::sync::OnceLock<(FilterHook, usize, usize)> = std::sync::OnceLock::new();
+
+/// The bytes of a string the server owns, valid while it lives.
+///
+/// # Safety
+/// `s` is null or a live `RedisModuleString` that outlives the slice.
+unsafe fn string_bytes<'a>(s: *const raw::RedisModuleString) -> &'a [u8] {
+    if s.is_null() {
+        return &[];
+    }
+    let mut len = 0usize;
+    let p = raw::RedisModule_StringPtrLen.expect("StringPtrLen")(s, &mut len);
+    if p.is_null() {
+        &[]
+    } else {
+        std::slice::from_raw_parts(p.cast::<u8>(), len)
+    }
+}
+
+extern "C" fn filter_callback(fctx: *mut raw::RedisModuleCommandFilterCtx) {
+    let Some(&(hook, name_len, max_args)) = FILTER.get() else {
+        return;
+    };
+    // SAFETY: the server calls this with a live filter context; the
+    // arguments it returns (not owned by us: not freed) live until the
+    // callback returns, and the slices built from them do not escape it.
+    // ArgGet exists wherever RegisterCommandFilter did (checked at
+    // registration); a position past the end gives NULL, an empty name.
+    let name = unsafe {
+        let Some(get) = raw::RedisModule_CommandFilterArgGet else {
+            return;
+        };
+        string_bytes(get(fctx, 0))
+    };
+    // The cheap pre-check, for every command the server runs.
+    if name.len() == name_len {
+        filter_hook(fctx, name, hook, max_args);
+    }
+}
+
+/// The rest of [`filter_callback`], out of its fast path: the first
+/// `max_args` arguments (the name first) handed to `hook`.
+#[cold]
+#[inline(never)]
+fn filter_hook(
+    fctx: *mut raw::RedisModuleCommandFilterCtx,
+    name: &[u8],
+    hook: FilterHook,
+    max_args: usize,
+) {
+    // SAFETY: as in `filter_callback`, whose live filter context this is.
+    unsafe {
+        let (Some(get), Some(count)) = (
+            raw::RedisModule_CommandFilterArgGet,
+            raw::RedisModule_CommandFilterArgsCount,
+        ) else {
+            return;
+        };
+        let argc = count(fctx).max(0) as usize;
+        let mut args: [&[u8]; 8] = [&[]; 8];
+        let n = argc.min(max_args).min(args.len());
+        args[0] = name;
+        for (i, slot) in args.iter_mut().enumerate().take(n).skip(1) {
+            *slot = string_bytes(get(fctx, i as std::os::raw::c_int));
+        }
+        // A panic must not unwind into the server.
+        let _ = std::panic::catch_unwind(|| hook(&args[..n]));
+    }
+}
+
+/// Registers a command filter (`RedisModule_RegisterCommandFilter`, with
+/// `NOSELF`: the module's own `RedisModule_Call`s are not shown to it): for
+/// every command whose name is `name_len` bytes long (the pre-check that
+/// every other command pays: one length compare), `hook` gets its first
+/// `max_args` arguments (at most 8, the name included), before the command
+/// runs. It cannot change the command. Once per process; false when the
+/// server has no command filters.
+pub fn register_command_filter(
+    ctx: &Context,
+    name_len: usize,
+    max_args: usize,
+    hook: FilterHook,
+) -> bool {
+    if FILTER.set((hook, name_len, max_args)).is_err() {
+        return false;
+    }
+    // SAFETY: reading the API table the server filled at load; ctx is the
+    // live load context and the callback matches `RedisModuleCommandFilterFunc`.
+    unsafe {
+        let (Some(register), Some(_), Some(_)) = (
+            raw::RedisModule_RegisterCommandFilter,
+            raw::RedisModule_CommandFilterArgsCount,
+            raw::RedisModule_CommandFilterArgGet,
+        ) else {
+            return false;
+        };
+        !register(
+            ctx.ctx,
+            Some(filter_callback as unsafe extern "C" fn(_)),
+            raw::REDISMODULE_CMDFILTER_NOSELF as i32,
+        )
+        .is_null()
+    }
+}

@@ -4,7 +4,8 @@
 //! Layout:
 //! - pure core, no Redis: [`hot`] (decay formula, dedup decision, top-N with
 //!   pruning), [`rank`] (score + time packing, layouts), [`keys`] (derived key
-//!   names and hash slots), [`parse`] (exact number and time parsing);
+//!   names and hash slots), [`parse`] (exact number and time parsing),
+//!   [`reshard`] (which slots this node is moving, from `CLUSTER NODES`);
 //! - Redis glue: `commands` (handlers), `config` (module configs), `docs`
 //!   (what `COMMAND DOCS` says of each command: plain data), `ffi` (the only
 //!   place with `unsafe` and raw API calls; it imports nothing above it and
@@ -20,6 +21,7 @@ pub mod hot;
 pub mod keys;
 pub mod parse;
 pub mod rank;
+pub mod reshard;
 pub mod shortest;
 
 mod commands;
@@ -66,6 +68,11 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     ffi::follow_hll_sparse_max(ctx);
     // The score formatter's tables, built now so no command pays for them.
     shortest::warm_up();
+    // Follows this node's slot migrations (issue 37).
+    if let Err(e) = commands::migration::register(ctx) {
+        ctx.log_warning(&e);
+        return Status::Err;
+    }
     if let Err(e) = commands::register::register_commands(ctx) {
         ctx.log_warning(&e);
         return Status::Err;

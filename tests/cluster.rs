@@ -12,140 +12,14 @@
 //!   the cluster holds exactly the keys the standalone server holds.
 
 mod common;
+use common::cluster::start_cluster;
 use common::rng::Rng;
 use common::*;
 use redis::{Connection, ConnectionLike, Value};
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
 
 /// Slot ranges of the three masters.
 const RANGES: [(u16, u16); 3] = [(0, 5460), (5461, 10922), (10923, 16383)];
-
-struct Node {
-    server: Server,
-    bus: u16,
-    range: (u16, u16),
-}
-
-/// Starts one cluster-enabled node (retrying if its bus port was taken meanwhile).
-fn start_node(i: usize) -> (Server, u16) {
-    for attempt in 0.. {
-        let bus = free_port();
-        let args = [
-            "--cluster-enabled".to_string(),
-            "yes".into(),
-            "--cluster-config-file".into(),
-            format!("nodes-{}-{i}-{attempt}.conf", std::process::id()),
-            "--cluster-node-timeout".into(),
-            "2000".into(),
-            "--cluster-port".into(),
-            bus.to_string(),
-            "--cluster-announce-ip".into(),
-            "127.0.0.1".into(),
-        ];
-        let refs: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
-        match std::panic::catch_unwind(|| Server::start_with(&refs, true)) {
-            Ok(s) if s.port != bus => return (s, bus),
-            Ok(_) => continue,
-            Err(e) if attempt >= 4 => std::panic::resume_unwind(e),
-            Err(_) => continue,
-        }
-    }
-    unreachable!()
-}
-
-fn info_field(c: &mut Connection, cmd: &[&str], field: &str) -> Option<String> {
-    let text: String = q(c, cmd)
-        .ok()
-        .and_then(|v| redis::from_redis_value(v).ok())?;
-    text.lines().find_map(|l| {
-        l.strip_prefix(&format!("{field}:"))
-            .map(|v| v.trim().to_string())
-    })
-}
-
-/// Starts three masters, gives each a third of the slots, joins them and
-/// waits until every node reports `cluster_state:ok` with three known nodes.
-fn start_cluster() -> Vec<Node> {
-    let nodes: Vec<Node> = (0..3)
-        .map(|i| {
-            let (server, bus) = start_node(i);
-            Node {
-                server,
-                bus,
-                range: RANGES[i],
-            }
-        })
-        .collect();
-    for n in &nodes {
-        let mut c = n.server.conn();
-        let r = q(
-            &mut c,
-            &[
-                "CLUSTER",
-                "ADDSLOTSRANGE",
-                &n.range.0.to_string(),
-                &n.range.1.to_string(),
-            ],
-        );
-        r.unwrap_or_else(|e| panic!("ADDSLOTSRANGE on {}: {e}", n.server.port));
-    }
-    let mut c0 = nodes[0].server.conn();
-    for n in &nodes[1..] {
-        q(
-            &mut c0,
-            &[
-                "CLUSTER",
-                "MEET",
-                "127.0.0.1",
-                &n.server.port.to_string(),
-                &n.bus.to_string(),
-            ],
-        )
-        .expect("CLUSTER MEET");
-    }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let ready = nodes.iter().all(|n| {
-            let mut c = n.server.conn();
-            info_field(&mut c, &["CLUSTER", "INFO"], "cluster_state").as_deref() == Some("ok")
-                && info_field(&mut c, &["CLUSTER", "INFO"], "cluster_known_nodes").as_deref()
-                    == Some("3")
-                && info_field(&mut c, &["CLUSTER", "INFO"], "cluster_slots_assigned").as_deref()
-                    == Some("16384")
-        });
-        if ready {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "cluster did not reach cluster_state:ok in 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // Every node must also see every other node's slots (CLUSTER SLOTS
-    // lists three ranges), so the client's slot map is complete.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    for n in &nodes {
-        let mut c = n.server.conn();
-        loop {
-            let slots: Vec<Value> = redis::cmd("CLUSTER")
-                .arg("SLOTS")
-                .query(&mut c)
-                .expect("CLUSTER SLOTS");
-            if slots.len() == 3 {
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "CLUSTER SLOTS incomplete on {}",
-                n.server.port
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-    nodes
-}
 
 /// Article / member ids, including bytes that matter for key names.
 fn id(rng: &mut Rng, prefix: &str) -> Vec<u8> {
@@ -395,7 +269,7 @@ fn keyslot(c: &mut Connection, key: &[u8]) -> u16 {
 
 #[test]
 fn every_command_routes_by_board_key_and_matches_a_standalone_server() {
-    let nodes = start_cluster();
+    let nodes = start_cluster(&RANGES);
     let base_s = now_s() - 4 * 3600;
     let seed = 0x5eed_c1a5_7e12;
     let ops = workload(base_s, seed);
@@ -539,7 +413,7 @@ fn every_command_routes_by_board_key_and_matches_a_standalone_server() {
 fn cluster_node_refuses_a_board_of_another_slot_with_moved() {
     // Without the cluster client, a node redirects a board it does not own:
     // the module command is routed by its declared key like any command.
-    let nodes = start_cluster();
+    let nodes = start_cluster(&RANGES);
     let mut c = nodes[0].server.conn();
     // A board whose slot is not in node 0's range.
     let board = (0..)

@@ -81,7 +81,7 @@ pub(super) fn check_hot_board(b: &BoardCtx, board: &ffi::Key, has_record: bool) 
     let foreign = if board.kind() == KeyKind::ZSet && board.len() > 0 {
         !has_record
     } else {
-        b.exists(&b.derived(Kind::Layout, &[], false)?)
+        b.exists(&b.derived(Kind::Layout, &[], false)?)?
     };
     if foreign {
         return Err(Fail::Msg(

@@ -185,7 +185,7 @@ pub(super) fn expired_fronts(
         if out.iter().any(|a| a.as_slice() == article.as_slice()) {
             continue;
         }
-        if !b.exists(&b.derived(Kind::Pv, &[article.as_slice()], false)?) {
+        if !b.exists(&b.derived(Kind::Pv, &[article.as_slice()], false)?)? {
             out.push(article);
         }
     }
@@ -296,7 +296,7 @@ fn select(
 ) -> Res<Option<Selection>> {
     let mut best = TopN::new(n);
     let mut examined = 0u64;
-    if let Some(iter) = b.board_rev_iter() {
+    if let Some(iter) = b.board_rev_iter()? {
         for (article, stored) in iter {
             if prune && best.is_closed_below(stored) {
                 break;

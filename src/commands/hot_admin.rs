@@ -202,7 +202,7 @@ pub const SWEEP_MAX_REMOVED: usize = 16;
 /// Whether `article` still has one of its keys ([`ARTICLE_KEYS`]).
 fn article_alive(b: &BoardCtx, article: &[u8]) -> Res<bool> {
     for (kind, _) in ARTICLE_KEYS {
-        if b.exists(&b.derived(kind, &[article], false)?) {
+        if b.exists(&b.derived(kind, &[article], false)?)? {
             return Ok(true);
         }
     }
@@ -364,7 +364,7 @@ fn dedup_shard_names(b: &BoardCtx, settings: &BoardSettings, now: i64) -> Res<Ve
     for gen in [g - 2, g - 1, g, g + 1] {
         for s in 0..shards {
             let name = dedup_name(b, settings, gen, s, false)?;
-            if b.exists(&name) {
+            if b.exists(&name)? {
                 out.push(name);
             }
         }
@@ -400,7 +400,7 @@ pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let mut keys = 0i64;
     let mut memory = 0i64;
     for name in [b.key, &hb, &pubidx, &ix] {
-        if b.exists(name) {
+        if b.exists(name)? {
             keys += 1;
             memory += memory_usage(&b, name);
         }
@@ -423,7 +423,7 @@ pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
             let measure = (measured as usize) < INFO_MEMORY_SAMPLE;
             for (kind, _) in ARTICLE_KEYS {
                 let name = b.derived(kind, &[article.as_slice()], false)?;
-                if b.exists(&name) {
+                if b.exists(&name)? {
                     art_keys += 1;
                     if measure {
                         art_mem += memory_usage(&b, &name);

@@ -42,6 +42,8 @@ use std::time::Duration;
 pub const STEP_ARTICLES: usize = 200;
 /// Milliseconds between steps.
 pub const STEP_MS: u64 = 1;
+/// Milliseconds between checks while a pending drop's slot moves.
+pub const WAIT_MS: u64 = 100;
 /// Index entries HOT.DROP looks at to count the article keys it removes
 /// (exact up to this many tracked articles, else scaled from them).
 pub const COUNT_SAMPLE: usize = 1000;
@@ -91,7 +93,7 @@ fn count_article_keys(b: &BoardCtx, ix: &RedisString, tracked: i64) -> Res<i64> 
         for (article, _) in iter.take(COUNT_SAMPLE) {
             walked += 1;
             for (kind, _) in ARTICLE_KEYS {
-                found += i64::from(b.exists(&b.derived(kind, &[article.as_slice()], true)?));
+                found += i64::from(b.exists(&b.derived(kind, &[article.as_slice()], true)?)?);
             }
         }
     }
@@ -136,7 +138,7 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let mut older = Vec::new();
     for old in (0..=top).rev().filter(|&x| x != e).take(64) {
         let old_ix = b.derived_at(old, Kind::Index, &[], true)?;
-        if b.exists(&old_ix) {
+        if b.exists(&old_ix)? {
             older.push(old);
         }
     }
@@ -146,7 +148,7 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     if stored != e {
         for kind in [Kind::HotBoard, Kind::PubIndex] {
             let name = b.derived_at(stored, kind, &[], true)?;
-            if b.exists(&name) {
+            if b.exists(&name)? {
                 other_own.push(name);
             }
         }
@@ -232,6 +234,13 @@ fn tick(ctx: &Context, _: ()) {
     let Some(job) = job else {
         return;
     };
+    // While the board's slot moves, its old keys may be half here, half on
+    // the other node: the steps wait (checked again every WAIT_MS).
+    if master && super::migration::board_moving(ctx, &job.board) {
+        ARMED.store(true, Ordering::SeqCst);
+        ctx.create_timer(Duration::from_millis(WAIT_MS), tick, ());
+        return;
+    }
     let done = if master {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| step(ctx, &job)))
             .unwrap_or(Ok(true))
@@ -293,13 +302,13 @@ fn step(ctx: &Context, job: &Job) -> Res<bool> {
     let pending = jobs()
         .iter()
         .any(|j| j.db == job.db && j.board == job.board && j.epoch != job.epoch);
-    let live = b.exists(&key)
+    let live = b.exists(&key)?
         || [Kind::HotBoard, Kind::PubIndex, Kind::Index]
             .iter()
             .map(|k| cur.derived(*k, &[], false))
             .collect::<Res<Vec<_>>>()?
             .iter()
-            .any(|n| cur.exists(n));
+            .any(|n| matches!(cur.exists(n), Ok(true)));
     if !pending && !live {
         let ep = cur.epoch_name(true)?;
         let mut h = cur.open(&ep, KeyKind::String, true)?;

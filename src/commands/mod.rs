@@ -12,6 +12,7 @@ pub mod hot;
 pub mod hot_admin;
 pub mod hot_drop;
 pub mod hot_settings;
+pub mod migration;
 pub mod rank;
 pub mod rank_admin;
 pub mod rank_repl;
@@ -314,6 +315,10 @@ pub struct BoardCtx<'a> {
     /// The HOT board's epoch ([`keys::Kind::Epoch`]): 0 until
     /// [`BoardCtx::load_epoch`] reads it.
     epoch: std::cell::Cell<i64>,
+    /// A client's command on a board whose slot this node is migrating or
+    /// importing ([`migration`]): every key it opens must be here, else
+    /// `TRYAGAIN`. Never for a command from the master or the AOF.
+    moving: bool,
 }
 
 impl<'a> BoardCtx<'a> {
@@ -339,6 +344,7 @@ impl<'a> BoardCtx<'a> {
                 ffi::AclUser::current(ctx)
             },
             epoch: std::cell::Cell::new(0),
+            moving: !replicated && migration::board_moving(ctx, key.as_slice()),
         })
     }
 
@@ -350,7 +356,15 @@ impl<'a> BoardCtx<'a> {
             key,
             acl: ffi::AclUser::none(),
             epoch: std::cell::Cell::new(epoch),
+            moving: false,
         }
+    }
+
+    /// Whether this is a client's command on a board whose slot moves
+    /// ([`migration`]): keys it needs that are not here get `TRYAGAIN`, and
+    /// it runs no board upkeep.
+    pub fn moving(&self) -> bool {
+        self.moving
     }
 
     /// A derived key of the board at another epoch ([`BoardCtx::derived`]).
@@ -389,7 +403,7 @@ impl<'a> BoardCtx<'a> {
     pub fn load_epoch(&self, write: bool) -> Res<()> {
         self.epoch.set(0);
         let name0 = self.derived(keys::Kind::HotBoard, &[], write)?;
-        if self.exists(&name0) {
+        if self.exists(&name0)? {
             return Ok(());
         }
         let e = self.stored_epoch(write)?;
@@ -483,11 +497,13 @@ impl<'a> BoardCtx<'a> {
 
     /// Opens `name` (the board key, or a name from [`BoardCtx::derived`],
     /// which checked it against the ACL) for reading or writing. Error:
-    /// WRONGTYPE unless it is missing or of type `want`. The one way the
-    /// handlers open a key.
+    /// WRONGTYPE unless it is missing or of type `want`; `TRYAGAIN` when it
+    /// is missing while the board's slot moves ([`BoardCtx::moving`]). The
+    /// one way the handlers open a key.
     pub fn open(&self, name: &RedisString, want: ffi::KeyKind, write: bool) -> Res<ffi::Key> {
         let k = ffi::Key::open(self.ctx, name, write);
         match k.kind() {
+            ffi::KeyKind::Empty if self.moving => Err(migration::try_again()),
             ffi::KeyKind::Empty => Ok(k),
             t if t == want => Ok(k),
             _ => Err(wrong_type()),
@@ -496,12 +512,17 @@ impl<'a> BoardCtx<'a> {
 
     /// Walks the board ZSET from the highest score down, without copying
     /// it; `None` when it is missing or not a ZSET (read-only commands only).
-    pub fn board_rev_iter(&self) -> Option<ffi::ZsetWalk> {
+    /// Error: `TRYAGAIN` when it is missing while the board's slot moves.
+    pub fn board_rev_iter(&self) -> Res<Option<ffi::ZsetWalk>> {
         let all = (
             ffi::Bound::incl(f64::NEG_INFINITY),
             ffi::Bound::incl(f64::INFINITY),
         );
-        ffi::ZsetWalk::open(self.ctx, self.key, all.0, all.1, true)
+        let walk = ffi::ZsetWalk::open(self.ctx, self.key, all.0, all.1, true);
+        if walk.is_none() && self.moving {
+            self.open_board(false)?;
+        }
+        Ok(walk)
     }
 
     /// Opens the board ZSET ([`BoardCtx::open`]).
@@ -524,8 +545,13 @@ impl<'a> BoardCtx<'a> {
     }
 
     /// Whether a key (ACL-checked by the caller) exists, whatever its type.
-    pub fn exists(&self, name: &RedisString) -> bool {
-        ffi::Key::open(self.ctx, name, false).kind() != ffi::KeyKind::Empty
+    /// Error: `TRYAGAIN` when it is missing while the board's slot moves.
+    pub fn exists(&self, name: &RedisString) -> Res<bool> {
+        let found = ffi::Key::open(self.ctx, name, false).kind() != ffi::KeyKind::Empty;
+        if !found && self.moving {
+            return Err(migration::try_again());
+        }
+        Ok(found)
     }
 
     /// Sets the missing string key `name` (open for writing as `h`) to

@@ -551,7 +551,10 @@ fn finish_counted(
     if let Some(new) = &c.record {
         write_record(b.ctx, &k.hb, &mut h.hb, new)?;
     }
-    let (false, Some((name, p)), true) = (h.on_board, &h.pubidx, r.run_upkeep) else {
+    // No upkeep while the board's slot moves: it would open (and forget)
+    // other articles' keys, some of which may have left; a later view runs it.
+    let upkeep = r.run_upkeep && !b.moving();
+    let (false, Some((name, p)), true) = (h.on_board, &h.pubidx, upkeep) else {
         return Ok(None);
     };
     Ok(Some(Upkeep {

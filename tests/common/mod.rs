@@ -14,6 +14,7 @@
 //!   A graceful exit lets valgrind write its leak report.
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod node;
 pub mod repl;
 pub mod rng;

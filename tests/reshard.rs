@@ -1,0 +1,536 @@
+//! Boards survive a reshard (issue 37), on a real 2-master cluster.
+//!
+//! A HOT board and a RANK board with day, week and month periods share one
+//! hash tag, whose slot is the first slot of node 0. While writes keep
+//! coming (HOT.VIEW and RANK.INCR, sent the way a cluster client sends
+//! them: to the slot's owner, following MOVED, following ASK with ASKING,
+//! retrying TRYAGAIN later):
+//! 1. the slot moves from node 0 to node 1 in `MIGRATE … KEYS` batches of
+//!    50 (CLUSTER SETSLOT IMPORTING / MIGRATING, GETKEYSINSLOT, MIGRATE,
+//!    SETSLOT NODE), with writes between the batches: every batch
+//!    succeeds (no `BUSYKEY`), the slot ends empty on node 0, and some
+//!    writes were refused with TRYAGAIN and some followed ASK;
+//!    With the AOF on, the first 40 refused writes are checked to add
+//!    nothing to either node's AOF (nothing written, nothing replicated);
+//! 2. `redis-cli --cluster reshard` moves it back while a writer thread
+//!    keeps writing, with `hotrank.replicate commands`.
+//!
+//! After each, every acknowledged write is replayed, in the order it was
+//! acknowledged, on a standalone server: every reply the cluster gave
+//! equals the standalone's, and the board's keys on the owner (every key
+//! of the slot, by DUMP) equal the standalone's. So every acknowledged
+//! view and increment counted exactly once, and a refused one not at all.
+
+mod common;
+use common::cluster::{start_cluster, Node};
+use common::rng::Rng;
+use common::*;
+use redis::{Connection, Value};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const RANGES: [(u16, u16); 2] = [(0, 8191), (8192, 16383)];
+
+type Op = Vec<Vec<u8>>;
+
+/// A hash tag whose slot is `slot`.
+fn tag_for(slot: u16) -> String {
+    (0u64..)
+        .map(|i| format!("rs{i}"))
+        .find(|t| hotrank::keys::slot(t.as_bytes()) == slot)
+        .expect("some tag hashes to every slot")
+}
+
+fn cmd_of(op: &[Vec<u8>]) -> redis::Cmd {
+    let mut c = redis::cmd(std::str::from_utf8(&op[0]).expect("command name"));
+    for a in &op[1..] {
+        c.arg(a);
+    }
+    c
+}
+
+fn show_op(op: &[Vec<u8>]) -> String {
+    op.iter()
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The page this test backs: its examples are run here.
+const DOC: &str = include_str!("../docs/resharding.md");
+
+/// The line of [`DOC`] that starts with `prefix`.
+fn doc_line(prefix: &str) -> &'static str {
+    DOC.lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("docs/resharding.md has no line '{prefix}…'"))
+}
+
+/// What one slot's cluster client saw.
+#[derive(Default, Debug)]
+struct Seen {
+    /// The first TRYAGAIN error, as redis-cli shows it.
+    tryagain_text: Option<String>,
+    tryagain: usize,
+    ask: usize,
+    moved: usize,
+}
+
+/// A cluster client in miniature for one slot: sends a command to the node
+/// it believes owns the slot, follows MOVED (and remembers the new owner)
+/// and ASK (ASKING, then the command on the node named), and returns
+/// `None` on TRYAGAIN: the caller retries later, as cluster clients do.
+struct SlotClient {
+    conns: Vec<(u16, Connection)>,
+    owner: usize,
+    seen: Seen,
+}
+
+impl SlotClient {
+    fn new(nodes: &[Node], owner: usize) -> SlotClient {
+        SlotClient {
+            conns: nodes
+                .iter()
+                .map(|n| (n.server.port, n.server.conn()))
+                .collect(),
+            owner,
+            seen: Seen::default(),
+        }
+    }
+
+    fn node_of(&self, addr: &str) -> usize {
+        let port: u16 = addr
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.split('@').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("redirect address {addr}"));
+        self.conns
+            .iter()
+            .position(|(p, _)| *p == port)
+            .unwrap_or_else(|| panic!("no node on port {port}"))
+    }
+
+    fn send(&mut self, op: &[Vec<u8>]) -> Option<Value> {
+        let (mut node, mut asking) = (self.owner, false);
+        for _ in 0..4 {
+            let c = &mut self.conns[node].1;
+            if asking {
+                q(c, &["ASKING"]).expect("ASKING");
+            }
+            let e = match cmd_of(op).query::<Value>(c) {
+                Ok(v) => return Some(v),
+                Err(e) => e,
+            };
+            match e.code() {
+                Some("TRYAGAIN") => {
+                    self.seen.tryagain += 1;
+                    self.seen.tryagain_text.get_or_insert_with(|| {
+                        format!("(error) TRYAGAIN {}", e.detail().unwrap_or_default())
+                    });
+                    return None;
+                }
+                Some("MOVED") => {
+                    self.seen.moved += 1;
+                    node = self.node_of(e.redirect_node().expect("MOVED address").0);
+                    self.owner = node;
+                    asking = false;
+                }
+                Some("ASK") => {
+                    self.seen.ask += 1;
+                    node = self.node_of(e.redirect_node().expect("ASK address").0);
+                    asking = true;
+                }
+                _ => panic!("{}: {e}", show_op(op)),
+            }
+        }
+        panic!("{}: redirected in a loop", show_op(op))
+    }
+}
+
+/// The writes: views of 40 articles by 400 visitors (repeats within the
+/// dedup window are duplicates), and increments of 30 members of a board
+/// with periods, all at one time `at` (unix seconds), so the replies do not
+/// depend on when each runs.
+struct Workload {
+    rng: Rng,
+    hot: String,
+    lb: String,
+    at: String,
+    n: u64,
+}
+
+impl Workload {
+    fn new(seed: u64, tag: &str, at: i64) -> Workload {
+        Workload {
+            rng: Rng(seed),
+            hot: format!("hot:{{{tag}}}"),
+            lb: format!("lb:{{{tag}}}"),
+            at: at.to_string(),
+            n: 0,
+        }
+    }
+
+    fn next(&mut self) -> Op {
+        self.n += 1;
+        let parts: Vec<String> = if self.n % 3 == 0 {
+            vec![
+                "RANK.INCR".into(),
+                self.lb.clone(),
+                format!("m{}", self.rng.below(30)),
+                (1 + self.rng.below(9)).to_string(),
+                "AT".into(),
+                self.at.clone(),
+            ]
+        } else {
+            vec![
+                "HOT.VIEW".into(),
+                self.hot.clone(),
+                format!("a{}", self.rng.below(40)),
+                format!("v{}", self.rng.below(400)),
+                "AT".into(),
+                self.at.clone(),
+            ]
+        };
+        parts.into_iter().map(String::into_bytes).collect()
+    }
+}
+
+fn my_id(c: &mut Connection) -> String {
+    redis::cmd("CLUSTER")
+        .arg("MYID")
+        .query(c)
+        .expect("CLUSTER MYID")
+}
+
+fn count_in_slot(c: &mut Connection, slot: u16) -> i64 {
+    redis::cmd("CLUSTER")
+        .arg("COUNTKEYSINSLOT")
+        .arg(slot)
+        .query(c)
+        .expect("COUNTKEYSINSLOT")
+}
+
+/// `aof_current_size` of a node (bytes written to its AOF).
+fn aof_size(c: &mut Connection) -> i64 {
+    let text: String = redis::cmd("INFO")
+        .arg("persistence")
+        .query(c)
+        .expect("INFO");
+    text.lines()
+        .find_map(|l| l.strip_prefix("aof_current_size:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("aof_current_size")
+}
+
+/// Turns the AOF on (CONFIG SET appendonly yes) and waits for its first
+/// rewrite to end, so `aof_current_size` then grows only with writes.
+fn aof_on(c: &mut Connection) {
+    q(c, &["CONFIG", "SET", "appendonly", "yes"]).expect("appendonly");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let text: String = redis::cmd("INFO")
+            .arg("persistence")
+            .query(c)
+            .expect("INFO");
+        if text.contains("aof_enabled:1")
+            && text.contains("aof_rewrite_in_progress:0")
+            && text.contains("aof_rewrite_scheduled:0")
+        {
+            return;
+        }
+        assert!(Instant::now() < deadline, "AOF rewrite did not end");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until every node's CLUSTER SLOTS gives `slot` to the node on `port`.
+fn wait_owner(nodes: &[Node], slot: u16, port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for n in nodes {
+        let mut c = n.server.conn();
+        loop {
+            let ranges: Vec<Vec<Value>> = redis::cmd("CLUSTER")
+                .arg("SLOTS")
+                .query(&mut c)
+                .expect("CLUSTER SLOTS");
+            let int = |v: &Value| redis::from_redis_value::<i64>(v.clone()).unwrap_or(-1);
+            let owns = |r: &Vec<Value>| {
+                let first = match r.get(2) {
+                    Some(Value::Array(node)) => node.get(1).map(int),
+                    _ => None,
+                };
+                r.len() >= 3
+                    && (int(&r[0])..=int(&r[1])).contains(&i64::from(slot))
+                    && first == Some(i64::from(port))
+            };
+            if ranges.iter().any(owns) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "slot {slot} not on {port}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The acknowledged writes, in order, with the reply each got.
+type Acked = Vec<(Op, Value)>;
+
+/// Replays `acked` on the standalone `reference` (which already holds the
+/// writes acknowledged before): each reply must equal the cluster's.
+fn replay(reference: &mut Connection, acked: &[(Op, Value)]) {
+    for (op, got) in acked {
+        let want: Value = cmd_of(op).query(reference).expect("reference write");
+        assert_eq!(
+            got,
+            &want,
+            "{}: the cluster's reply differs from the standalone's",
+            show_op(op)
+        );
+    }
+}
+
+/// Every key of `slot` on `owner` equals the standalone's (same names, same
+/// DUMP), and the standalone holds no other key.
+fn assert_same_keys(owner: &mut Connection, reference: &mut Connection, slot: u16) {
+    let n = count_in_slot(owner, slot);
+    let names: Vec<Vec<u8>> = redis::cmd("CLUSTER")
+        .arg("GETKEYSINSLOT")
+        .arg(slot)
+        .arg(n + 10)
+        .query(owner)
+        .expect("GETKEYSINSLOT");
+    let mut got = BTreeMap::new();
+    for k in names {
+        let d: Vec<u8> = redis::cmd("DUMP").arg(&k).query(owner).expect("DUMP");
+        got.insert(k, d);
+    }
+    let want: BTreeMap<Vec<u8>, Vec<u8>> = keyspace(reference)
+        .into_iter()
+        .map(|(k, (d, _))| (k, d))
+        .collect();
+    assert_eq!(got.len(), want.len(), "key count");
+    for (k, d) in &want {
+        assert_eq!(
+            got.get(k),
+            Some(d),
+            "key {} differs from the standalone's",
+            k.escape_ascii()
+        );
+    }
+}
+
+fn reshard_scenario() {
+    let t0 = Instant::now();
+    let nodes = start_cluster(&RANGES);
+    eprintln!("cluster up after {:?}", t0.elapsed());
+    let slot = RANGES[0].0;
+    let tag = tag_for(slot);
+    let at = now_s() - 60;
+    let (src, dst) = (&nodes[0], &nodes[1]);
+    let mut s = src.server.conn();
+    let mut d = dst.server.conn();
+    let (src_id, dst_id) = (my_id(&mut s), my_id(&mut d));
+    let reference = Server::start();
+    let mut r = reference.conn();
+
+    let mut work = Workload::new(37, &tag, at);
+    let mut client = SlotClient::new(&nodes, 0);
+    let mut acked: Acked = Vec::new();
+    let lb = work.lb.clone();
+    for c in [&mut client.conns[0].1, &mut r] {
+        q(c, &["RANK.CREATE", &lb, "PERIODS", "day", "week", "month"]).expect("RANK.CREATE");
+    }
+    for _ in 0..1500 {
+        let op = work.next();
+        let v = client.send(&op).expect("no TRYAGAIN before the migration");
+        acked.push((op, v));
+    }
+    assert!(count_in_slot(&mut s, slot) > 800, "a board of many keys");
+    // The AOF shows what a command wrote and replicated: a refused one
+    // adds nothing to either node's (checked for the first refusals).
+    aof_on(&mut s);
+    aof_on(&mut d);
+    let mut aof_checks = 0;
+    let aof_start = aof_size(&mut s);
+
+    // 1. MIGRATE batches of 50 keys, with writes between them.
+    let slot_s = slot.to_string();
+    q(
+        &mut d,
+        &["CLUSTER", "SETSLOT", &slot_s, "IMPORTING", &src_id],
+    )
+    .expect("IMPORTING");
+    q(
+        &mut s,
+        &["CLUSTER", "SETSLOT", &slot_s, "MIGRATING", &dst_id],
+    )
+    .expect("MIGRATING");
+    let mut pending: Vec<Op> = Vec::new();
+    let (mut batches, mut on_source) = (0, 0);
+    let dst_port = dst.server.port.to_string();
+    loop {
+        let keys: Vec<Vec<u8>> = redis::cmd("CLUSTER")
+            .arg("GETKEYSINSLOT")
+            .arg(slot)
+            .arg(50)
+            .query(&mut s)
+            .expect("GETKEYSINSLOT");
+        if keys.is_empty() {
+            break;
+        }
+        pending.extend((0..8).map(|_| work.next()));
+        let mut left = Vec::new();
+        for op in pending.drain(..) {
+            let asks = client.seen.ask;
+            let aof = (aof_checks < 40).then(|| (aof_size(&mut s), aof_size(&mut d)));
+            match client.send(&op) {
+                Some(v) => {
+                    on_source += usize::from(client.seen.ask == asks);
+                    acked.push((op, v));
+                }
+                None => {
+                    if let Some(before) = aof {
+                        let after = (aof_size(&mut s), aof_size(&mut d));
+                        assert_eq!(before, after, "{}: refused, yet written", show_op(&op));
+                        aof_checks += 1;
+                    }
+                    left.push(op)
+                }
+            }
+        }
+        pending = left;
+        let mut m = redis::cmd("MIGRATE");
+        m.arg("127.0.0.1")
+            .arg(&dst_port)
+            .arg("")
+            .arg(0)
+            .arg(5000)
+            .arg("KEYS")
+            .arg(&keys);
+        let out: redis::RedisResult<String> = m.query(&mut s);
+        assert!(
+            matches!(out.as_deref(), Ok("OK") | Ok("NOKEY")),
+            "MIGRATE batch {batches}: {out:?}"
+        );
+        batches += 1;
+    }
+    q(&mut d, &["CLUSTER", "SETSLOT", &slot_s, "NODE", &dst_id]).expect("NODE on target");
+    q(&mut s, &["CLUSTER", "SETSLOT", &slot_s, "NODE", &dst_id]).expect("NODE on source");
+    assert_eq!(
+        count_in_slot(&mut s, slot),
+        0,
+        "the slot ends empty on the source"
+    );
+    let refused = client.seen.tryagain;
+    for op in pending.drain(..) {
+        let v = client
+            .send(&op)
+            .unwrap_or_else(|| panic!("{}: TRYAGAIN after the migration", show_op(&op)));
+        acked.push((op, v));
+    }
+    assert_eq!(
+        client.seen.tryagain, refused,
+        "no TRYAGAIN once the slot moved"
+    );
+    eprintln!(
+        "{:?}: MIGRATE: {batches} batches, {} writes acknowledged, {on_source} on the source during the migration, {:?}",
+        t0.elapsed(),
+        acked.len(),
+        client.seen
+    );
+    assert!(batches >= 16, "{batches} batches");
+    assert!(refused > 0 && client.seen.ask > 0 && client.seen.moved > 0);
+    let shown = client.seen.tryagain_text.take().expect("a TRYAGAIN");
+    assert_eq!(
+        doc_line("(error) TRYAGAIN"),
+        shown,
+        "the page shows the error"
+    );
+    assert!(on_source > 0, "the source kept writing while it could");
+    assert_eq!(aof_checks, 40, "refusals checked against the AOF");
+    assert!(
+        aof_size(&mut s) > aof_start,
+        "the writes the source ran are in its AOF"
+    );
+    replay(&mut r, &acked);
+    assert_same_keys(&mut d, &mut r, slot);
+
+    // 2. `redis-cli --cluster reshard` moves it back (node 1's lowest slot)
+    // while a writer keeps writing.
+    wait_owner(&nodes, slot, dst.server.port);
+    // This time in `commands` mode, where a write replicates as itself.
+    for c in [&mut s, &mut d, &mut r] {
+        config_set(c, "hotrank.replicate", "commands");
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let acked2 = Arc::new(Mutex::new(Acked::new()));
+    let writer = {
+        let (stop, acked2) = (stop.clone(), acked2.clone());
+        let mut client = SlotClient::new(&nodes, 1);
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                let op = work.next();
+                loop {
+                    if let Some(v) = client.send(&op) {
+                        acked2.lock().expect("acked").push((op, v));
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            }
+            client.seen
+        })
+    };
+    while acked2.lock().expect("acked").len() < 50 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let line = doc_line("redis-cli --cluster reshard ");
+    let args: Vec<String> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|w| match w {
+            "127.0.0.1:7001" => format!("127.0.0.1:{}", dst.server.port),
+            "<source-id>" => dst_id.clone(),
+            "<target-id>" => src_id.clone(),
+            w => w.to_string(),
+        })
+        .collect();
+    let out = std::process::Command::new("redis-cli")
+        .args(&args)
+        .output()
+        .expect("redis-cli");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "redis-cli --cluster reshard:\n{text}");
+    assert!(
+        text.contains(&format!("Moving slot {slot} from")) && !text.contains("ERR"),
+        "{text}"
+    );
+    // Writes after the move, then stop.
+    let n = acked2.lock().expect("acked").len();
+    while acked2.lock().expect("acked").len() < n + 50 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    stop.store(true, Ordering::SeqCst);
+    let seen = writer.join().expect("writer");
+    eprintln!(
+        "{:?}: redis-cli reshard: {} writes acknowledged under load, {seen:?}",
+        t0.elapsed(),
+        acked2.lock().expect("acked").len()
+    );
+    assert_eq!(
+        count_in_slot(&mut d, slot),
+        0,
+        "the slot ends empty on node 1"
+    );
+    replay(&mut r, &acked2.lock().expect("acked"));
+    assert_same_keys(&mut s, &mut r, slot);
+}
+
+#[test]
+fn boards_survive_a_reshard() {
+    reshard_scenario();
+}
