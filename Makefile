@@ -25,7 +25,9 @@
 #                BENCH_ONLY=modes: only the replication-modes section, effects vs commands
 #                with a replica, no sharded.py; BENCH_ONLY=main: all but that section)
 #   make profile instructions per command under callgrind (HOT.VIEW, Lua, ZADD, RANK.INCR,
-#                ZINCRBY): repeatable counts, unlike timings (installs valgrind)
+#                ZINCRBY, and the six raw commands a view stands for with their sum and
+#                HOT.VIEW's multiple of it): repeatable counts, unlike timings (installs
+#                valgrind; ONLY=regex picks rows)
 #   make profile-reads  the same for HOT.TOP, HOT.STATS and the RANK reads on filled boards
 #   make replay-compare BASE=<rev>  replay the NASA log (LOG) into the module built at BASE
 #                (default 0064085, before the refactor) and into the current tree's, and
