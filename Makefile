@@ -23,7 +23,7 @@
 #   make bench   run examples/bench/ if present, then clients/python/bench/sharded.py (a sharded
 #                board on a local 3-master cluster vs one board) (BENCH_QUICK=1: sizes / 10;
 #                BENCH_ONLY=modes: only the replication-modes section, effects vs commands
-#                with a replica, no sharded.py; BENCH_ONLY=main: all but that section)
+#                without a replica and with one (two labelled tables), no sharded.py; BENCH_ONLY=main: all but that section)
 #   make profile instructions per command under callgrind (HOT.VIEW, Lua, ZADD, RANK.INCR,
 #                ZINCRBY, and the six raw commands a view stands for with their sum and
 #                HOT.VIEW's multiple of it): repeatable counts, unlike timings (installs
