@@ -37,11 +37,14 @@
 #   make bench   run examples/bench/ if present, then clients/python/bench/sharded.py (a sharded
 #                board on a local 3-master cluster vs one board) (BENCH_QUICK=1: sizes / 10;
 #                BENCH_ONLY=modes: only the replication-modes section, effects vs commands
-#                with a replica, no sharded.py; BENCH_ONLY=main: all but that section;
-#                BENCH_ONLY=service: only clients/python/bench/service.py, the HTTP service
-#                against a FastAPI hello world under wrk, installed with apt if missing)
+#                without a replica and with one (two labelled tables), no sharded.py;
+#                BENCH_ONLY=main: all but that section; BENCH_ONLY=service: only
+#                clients/python/bench/service.py, the HTTP service against a FastAPI hello
+#                world under wrk, installed with apt if missing)
 #   make profile instructions per command under callgrind (HOT.VIEW, Lua, ZADD, RANK.INCR,
-#                ZINCRBY): repeatable counts, unlike timings (installs valgrind)
+#                ZINCRBY, and the six raw commands a view stands for with their sum and
+#                HOT.VIEW's multiple of it): repeatable counts, unlike timings (installs
+#                valgrind; ONLY=regex picks rows)
 #   make profile-reads  the same for HOT.TOP, HOT.STATS and the RANK reads on filled boards
 #   make replay-compare BASE=<rev>  replay the NASA log (LOG) into the module built at BASE
 #                (default 0064085, before the refactor) and into the current tree's, and

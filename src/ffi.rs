@@ -102,6 +102,31 @@ pub fn register_info(ctx: &Context, fields: InfoFields) {
     raw::register_info_function(ctx.ctx, Some(info_callback));
 }
 
+/// Replies an array of `ints` (integers) then `bulks` (bulk strings),
+/// written directly (no `RedisValue` vectors built and walked). Returns
+/// `NoReply` for the handler to pass on, since the reply is already written.
+pub fn reply_ints_bulks(ctx: &Context, ints: &[i64], bulks: &[&[u8]]) -> redis_module::RedisValue {
+    // SAFETY: the API table is written once at load time and only read
+    // afterwards; ctx is the live context of the running command, the array
+    // length matches the replies written after it, and each buffer is live
+    // for its call (the server copies it).
+    unsafe {
+        raw::RedisModule_ReplyWithArray.expect("ReplyWithArray exists on every server")(
+            ctx.ctx,
+            (ints.len() + bulks.len()) as libc::c_long,
+        );
+        let int = raw::RedisModule_ReplyWithLongLong.expect("ReplyWithLongLong exists");
+        for &n in ints {
+            int(ctx.ctx, n);
+        }
+        let buf = raw::RedisModule_ReplyWithStringBuffer.expect("ReplyWithStringBuffer exists");
+        for b in bulks {
+            buf(ctx.ctx, b.as_ptr().cast::<libc::c_char>(), b.len());
+        }
+    }
+    redis_module::RedisValue::NoReply
+}
+
 /// Replies a map with fields in the given order (a RESP3 map, a flat array
 /// of field/value pairs under RESP2). Returns `NoReply` for the handler to
 /// pass on, since the reply is already written.
@@ -597,7 +622,8 @@ const STACK_ARGS: usize = 16;
 /// Up to [`STACK_ARGS`] arguments are wrapped in an array on the stack, so
 /// the common commands allocate nothing on the Rust heap for them. The
 /// caller (the command table's callbacks) puts its panic guard inside `run`,
-/// so `run` returns and the wrappers are always released here.
+/// so `run` returns. The stack wrappers do not retain the strings (the
+/// server owns them for the call), so nothing is retained or released.
 pub fn dispatch(
     ctx: *mut raw::RedisModuleCtx,
     argv: *mut *mut raw::RedisModuleString,
@@ -614,21 +640,19 @@ pub fn dispatch(
         let mut buf: [std::mem::MaybeUninit<RedisString>; STACK_ARGS] =
             [const { std::mem::MaybeUninit::uninit() }; STACK_ARGS];
         for (i, slot) in buf.iter_mut().enumerate().take(n) {
-            // SAFETY: argv holds argc live strings for the call (i < n = argc);
-            // RedisString::new retains the string, its Drop releases it.
-            slot.write(RedisString::new(std::ptr::NonNull::new(ctx), unsafe {
+            // SAFETY: argv holds argc live strings for the call (i < n = argc).
+            // Wrapped without retaining them: the server owns them for the
+            // whole call, and the wrappers are never dropped (no release),
+            // only lent to `run` as a slice, which outlives no borrow of it.
+            slot.write(RedisString::from_redis_module_string(ctx, unsafe {
                 *argv.add(i)
             }));
         }
         // SAFETY: the first n slots were written just above; MaybeUninit<T>
         // has T's layout, so they read as a slice of n RedisStrings.
         let args = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<RedisString>(), n) };
-        let reply = run(&context, args);
-        for slot in &mut buf[..n] {
-            // SAFETY: each of the first n slots is initialised and dropped once.
-            unsafe { slot.assume_init_drop() };
-        }
-        reply
+        // The slots are MaybeUninit: leaving scope drops (releases) none.
+        run(&context, args)
     } else {
         let args = redis_module::decode_args(ctx, argv, argc);
         run(&context, &args)
@@ -907,6 +931,46 @@ pub fn config_string(
 // equivalent command would fire.
 // ---------------------------------------------------------------------------
 
+/// A hash field name made once, at its first use, and kept for the
+/// module's life: passed to the hash API as the string it is, where a C
+/// field name (`REDISMODULE_HASH_CFIELDS`) makes and frees a string object
+/// at every call. Declare one with `lazy_static!`.
+pub struct Field {
+    name: &'static std::ffi::CStr,
+    s: *mut raw::RedisModuleString,
+}
+
+// SAFETY: the string is created once (by `lazy_static`'s one-time
+// initialisation), never freed, written or refcounted afterwards: the hash
+// API only reads it (`REDISMODULE_HASH_NONE` copies a field it stores).
+unsafe impl Sync for Field {}
+// SAFETY: as above.
+unsafe impl Send for Field {}
+
+impl Field {
+    /// Makes the field's string (no context: it is never auto-freed).
+    /// Called at a field's first use, inside a command, once the API table
+    /// is filled.
+    pub fn new(name: &'static std::ffi::CStr) -> Field {
+        let b = name.to_bytes();
+        // SAFETY: the API table is filled before any command runs; a NULL
+        // context makes a string the caller owns (here: forever).
+        let s = unsafe {
+            raw::RedisModule_CreateString.expect("CreateString exists on every server")(
+                std::ptr::null_mut(),
+                b.as_ptr().cast::<libc::c_char>(),
+                b.len(),
+            )
+        };
+        Field { name, s }
+    }
+
+    /// The field's name.
+    pub fn name(&self) -> &'static [u8] {
+        self.name.to_bytes()
+    }
+}
+
 /// The type of an open key, as the key API reports it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum KeyKind {
@@ -1164,20 +1228,20 @@ impl Key {
 
     /// A hash field by name; `None` when the field (or key) is missing. The
     /// caller has checked the type.
-    pub fn hash_get(&self, field: &std::ffi::CStr) -> Option<RedisString> {
+    pub fn hash_get(&self, field: &Field) -> Option<RedisString> {
         if self.raw.key.is_null() || self.kind() != KeyKind::Hash {
             return None;
         }
         let mut out: *mut raw::RedisModuleString = std::ptr::null_mut();
-        // SAFETY: an open hash key; CFIELDS takes a NUL-terminated field
-        // name followed by where to store its value, and the list ends with
-        // NULL. The returned string is new and owned by the caller (wrapped
-        // below, freed on drop).
+        // SAFETY: an open hash key; HASH_NONE takes a live field string
+        // (only read) followed by where to store its value, and the list
+        // ends with NULL. The returned string is new and owned by the caller
+        // (wrapped below, freed on drop).
         unsafe {
             raw::RedisModule_HashGet.expect("HashGet")(
                 self.raw.key,
-                raw::REDISMODULE_HASH_CFIELDS as i32,
-                field.as_ptr(),
+                raw::REDISMODULE_HASH_NONE as i32,
+                field.s,
                 &mut out,
                 std::ptr::null_mut::<libc::c_void>(),
             );
@@ -1187,11 +1251,7 @@ impl Key {
 
     /// Two hash fields in one lookup of the key: (`a`'s value, `b`'s value),
     /// each `None` when missing (or the key is not a hash).
-    pub fn hash_get2(
-        &self,
-        a: &std::ffi::CStr,
-        b: &std::ffi::CStr,
-    ) -> (Option<RedisString>, Option<RedisString>) {
+    pub fn hash_get2(&self, a: &Field, b: &Field) -> (Option<RedisString>, Option<RedisString>) {
         if self.raw.key.is_null() || self.kind() != KeyKind::Hash {
             return (None, None);
         }
@@ -1203,10 +1263,10 @@ impl Key {
         unsafe {
             raw::RedisModule_HashGet.expect("HashGet")(
                 self.raw.key,
-                raw::REDISMODULE_HASH_CFIELDS as i32,
-                a.as_ptr(),
+                raw::REDISMODULE_HASH_NONE as i32,
+                a.s,
                 &mut va,
-                b.as_ptr(),
+                b.s,
                 &mut vb,
                 std::ptr::null_mut::<libc::c_void>(),
             );
@@ -1217,10 +1277,10 @@ impl Key {
         (wrap(va), wrap(vb))
     }
 
-    /// Sets hash fields (copies the values): two at a time, in one call of
-    /// the server's HashSet. The caller has checked the type; replication
-    /// and the keyspace event are the caller's.
-    pub fn hash_set(&mut self, fields: &[(&std::ffi::CStr, &[u8])]) {
+    /// Sets hash fields (copies the names and values): two at a time, in one
+    /// call of the server's HashSet. The caller has checked the type;
+    /// replication and the keyspace event are the caller's.
+    pub fn hash_set(&mut self, fields: &[(&Field, &[u8])]) {
         // SAFETY: the API table is written once at load time and only read afterwards.
         let set = unsafe { raw::RedisModule_HashSet }.expect("HashSet");
         let ctx = self.raw.ctx;
@@ -1228,17 +1288,17 @@ impl Key {
             let (f1, v1) = pair[0];
             let v1 = RedisString::create_from_slice(ctx, v1);
             match pair.get(1) {
-                // SAFETY: an open, writable key; CFIELDS takes NUL-terminated
-                // field names, each followed by a live string that HashSet
-                // copies; the list ends with NULL.
+                // SAFETY: an open, writable key; HASH_NONE takes live field
+                // strings (copied, never taken), each followed by a live
+                // value string that HashSet copies; the list ends with NULL.
                 Some((f2, v2)) => unsafe {
                     let v2 = RedisString::create_from_slice(ctx, v2);
                     set(
                         self.raw.key,
-                        raw::REDISMODULE_HASH_CFIELDS as i32,
-                        f1.as_ptr(),
+                        raw::REDISMODULE_HASH_NONE as i32,
+                        f1.s,
                         v1.inner,
-                        f2.as_ptr(),
+                        f2.s,
                         v2.inner,
                         std::ptr::null_mut::<libc::c_void>(),
                     );
@@ -1247,8 +1307,8 @@ impl Key {
                 None => unsafe {
                     set(
                         self.raw.key,
-                        raw::REDISMODULE_HASH_CFIELDS as i32,
-                        f1.as_ptr(),
+                        raw::REDISMODULE_HASH_NONE as i32,
+                        f1.s,
                         v1.inner,
                         std::ptr::null_mut::<libc::c_void>(),
                     );

@@ -49,12 +49,24 @@ profile() {
   local conf=()
   while [ "$1" != "--" ]; do conf+=("$1"); shift; done
   shift
-  local port=$((20000 + RANDOM % 20000))
+  # Below the ephemeral range (32768 and up), as the test harness does:
+  # there a client socket can hold the port, or another server answer on it.
+  local port=$((12000 + RANDOM % 20000))
   valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$OUT/$name.cg" \
     "$SERVER" --port "$port" --dir "$(fresh_dir "$port")" --save '' --appendonly no --loadmodule "$MODULE" "${conf[@]}" \
     >"$OUT/$name.log" 2>&1 &
   local pid=$!
   for _ in $(seq 150); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.2; done
+  # The server answering must be the one started here (valgrind runs the
+  # server in its own process, so the pids agree).
+  local answering
+  answering=$(redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')
+  if [ "$answering" != "$pid" ]; then
+    echo "$name: port $port is answered by pid '${answering}', not the server started ($pid); see $OUT/$name.log" >&2
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    exit 1
+  fi
   local rpid=""
   if [ -n "${WITH_REPLICA:-}" ]; then
     # A replica (with the module) attached to the measured server.
@@ -66,6 +78,13 @@ profile() {
       redis-cli -p "$rport" info replication 2>/dev/null | grep -q 'master_link_status:up' && break
       sleep 0.2
     done
+    answering=$(redis-cli -p "$rport" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')
+    if [ "$answering" != "$rpid" ]; then
+      echo "$name: replica port $rport is answered by pid '${answering}', not the replica started ($rpid)" >&2
+      kill "$pid" "$rpid" 2>/dev/null || true
+      wait "$pid" "$rpid" 2>/dev/null || true
+      exit 1
+    fi
   fi
   if [ -n "${WORKLOAD_SETUP:-}" ]; then
     # shellcheck disable=SC2086 # a command line, split into words on purpose
@@ -77,7 +96,12 @@ profile() {
   local args=()
   for a in "$@"; do a="${a//@SHA@/$sha}"; args+=("${a//@SHA_PLAIN@/$sha_plain}"); done
   local ks="${WORKLOAD_KEYSPACE:-$KEYSPACE}"
-  redis-benchmark -p "$port" -n "$N" -P 16 -c 10 -r "$ks" "${args[@]}" >/dev/null
+  local warm=("${args[@]}")
+  if [ -n "${WARMUP:-}" ]; then
+    # shellcheck disable=SC2206 # a command line, split into words on purpose
+    warm=($WARMUP)
+  fi
+  redis-benchmark -p "$port" -n "$N" -P 16 -c 10 -r "$ks" "${warm[@]}" >/dev/null
   callgrind_control -i on "$pid" >/dev/null 2>&1
   redis-benchmark -p "$port" -n "$N" -P 16 -c 10 -r "$ks" "${args[@]}" >/dev/null
   callgrind_control -i off "$pid" >/dev/null 2>&1
@@ -90,8 +114,10 @@ profile() {
   # awk reads to the end: an early exit would kill callgrind_annotate with SIGPIPE.
   total=$(callgrind_annotate "$OUT/$name.cg" 2>/dev/null |
     awk '/PROGRAM TOTALS/ && !done {gsub(",", "", $1); print $1; done = 1}')
+  RESULT[$name]=$((total / N))
   printf '| %s | %s | %s |\n' "$name" "$((total / N))" "$errors"
 }
+declare -A RESULT=()
 
 echo "callgrind: instructions per command, $N commands after $N warm-up ones, -r $KEYSPACE,"
 echo "$("$SERVER" --version | head -1)"
@@ -136,5 +162,40 @@ WORKLOAD_SETUP="RANK.CREATE lbp:{b} PERIODS day week month" \
 # a first write per member, then writes that keep the best score.
 profile rank.set-best -- RANK.SET 'lbs:{b}' m:__rand_int__ 7 BEST
 profile zadd-gt -- ZADD 'zgt:{b}' GT 7 m:__rand_int__
+# The six raw commands a view stands for (the Lua recipe's, each alone, on
+# keys like a view's: -r KEYSPACE articles and visitors). PFCOUNT and HGET
+# are measured on keys their warm-up (WARMUP: another command on the same
+# keys) filled, as a view finds them.
+profile raw.incr -- INCR 'r:{b}:pv:art:__rand_int__'
+profile raw.pfadd -- PFADD 'r:{b}:uv:art:__rand_int__' vis:__rand_int__
+WARMUP="PFADD r:{b}:uv2:art:__rand_int__ vis:__rand_int__" \
+  profile raw.pfcount -- PFCOUNT 'r:{b}:uv2:art:__rand_int__'
+WARMUP="HSET r:{b}:meta:art:__rand_int__ publishedAt 1700000000000" \
+  profile raw.hget -- HGET 'r:{b}:meta:art:__rand_int__' publishedAt
+profile raw.zadd -- ZADD 'r:{b}' __rand_int__ art:__rand_int__
+profile raw.set-nx-ex -- SET 'r:{b}:dd:art:__rand_int__:vis:__rand_int__' 1 NX EX 900
+RAW=(raw.incr raw.pfadd raw.pfcount raw.hget raw.zadd raw.set-nx-ex)
+sum=0
+for r in "${RAW[@]}"; do
+  if [ -z "${RESULT[$r]:-}" ]; then sum=""; break; fi
+  sum=$((sum + RESULT[$r]))
+done
+if [ -n "$sum" ]; then
+  printf '| the six raw commands, summed | %s | |\n' "$sum"
+  echo
+  echo "HOT.VIEW as a multiple of the six raw commands' sum (target: commands <= 1.25x):"
+  for v in hot.view hot.view-commands hot.view-effects-replica hot.view-commands-replica; do
+    if [ -n "${RESULT[$v]:-}" ]; then
+      awk -v n="$v" -v a="${RESULT[$v]}" -v s="$sum" 'BEGIN { printf "- %s: %.2fx\n", n, a / s }'
+    fi
+  done
+fi
+for pair in rank.incr:zincrby rank.incr-commands:zincrby; do
+  a=${pair%%:*} b=${pair##*:}
+  if [ -n "${RESULT[$a]:-}" ] && [ -n "${RESULT[$b]:-}" ]; then
+    awk -v n="$a" -v m="$b" -v a="${RESULT[$a]}" -v s="${RESULT[$b]}" \
+      'BEGIN { printf "- %s: %.2fx %s (target <= 1.2x)\n", n, a / s, m }'
+  fi
+done
 echo
 echo "Breakdowns: callgrind_annotate --inclusive=yes $OUT/<workload>.cg"

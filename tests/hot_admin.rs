@@ -341,16 +341,25 @@ fn export_returns_every_article_with_the_stats_fields_and_last_view() {
                 v => Some(text(v)),
             }
         };
-        assert_eq!(last(b"a"), Some(ts(T0 + 2000)));
+        // Minute grain: the views at T0 + 1 s and + 2 s keep T0's.
+        assert_eq!(last(b"a"), Some(ts(T0)));
         assert_eq!(last(b"c"), Some(ts(T0 + 6000)));
         assert_eq!(last(b"p"), None);
         assert_eq!(last(b"sus-only"), None);
     }
-    // An older view does not move last_view back.
+    // An older view does not move last_view back; a view moves it only
+    // when more than 60 s after the stored one.
+    let last_a = |c: &mut Connection| {
+        let rows = export_all(c, B, 10);
+        let a = rows.iter().find(|r| r.0 == b"a").unwrap();
+        text(&a.1["last_view"])
+    };
     view(&mut c, B, b"a", b"v-old", T0 - 5000);
-    let rows = export_all(&mut c, B, 10);
-    let a = rows.iter().find(|r| r.0 == b"a").unwrap();
-    assert_eq!(text(&a.1["last_view"]), ts(T0 + 2000));
+    assert_eq!(last_a(&mut c), ts(T0));
+    view(&mut c, B, b"a", b"v-60s", T0 + 60_000);
+    assert_eq!(last_a(&mut c), ts(T0));
+    view(&mut c, B, b"a", b"v-61s", T0 + 60_001);
+    assert_eq!(last_a(&mut c), ts(T0 + 60_001));
     // A board without keys: nothing, done at once.
     assert_eq!(export(&mut c, b"hot:{none}", 0, 10), (0, vec![]));
     // Under RESP3 the same shape (the inner field list stays an array).

@@ -3,7 +3,7 @@
 //! ```text
 //! make bench                                   # full run (about 10-15 minutes on 2 cores)
 //! BENCH_QUICK=1 cargo run --release --example bench   # smoke run, sizes shrunk 10x
-//! BENCH_ONLY=modes cargo run --release --example bench  # only section 5 (about 4 minutes)
+//! BENCH_ONLY=modes cargo run --release --example bench  # only section 5 (about 8 minutes: without and with a replica)
 //! ```
 //!
 //! It starts its own server on a free loopback port (no persistence, module loaded),

@@ -1,5 +1,6 @@
-//! Section 5: the replication modes side by side. For each `hotrank.replicate` mode
-//! ([`MODES`]), a fresh master (module loaded with `replicate <mode>`) and one replica
+//! Section 5: the replication modes side by side, without a replica and with one.
+//! For each `hotrank.replicate` mode ([`MODES`]), a fresh master (module loaded with
+//! `replicate <mode>`), alone, then with one replica
 //! (module loaded, `REPLICAOF` the master); the pairs of [`MODE_GROUPS`] run on the
 //! master at pipeline 16, warmed up first, then in alternating rounds, each run
 //! starting with the replica caught up; after each run, the replica's lag and how
@@ -32,10 +33,13 @@ pub struct ModeRun {
     pub results: RbResults,
 }
 
-/// The section: both modes, then one table.
+/// The section: both modes without a replica, then both with one, each a
+/// labelled table (a replica on the same 2 cores takes CPU from the master,
+/// and a master with a replica feeds a replication backlog: both views are
+/// worth showing).
 pub fn modes(cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {
     println!();
-    println!("## Replication modes, one replica attached");
+    println!("## Replication modes, without a replica and with one");
     println!();
     let (bin, version) = rb_binary();
     let Some(version) = version else {
@@ -44,16 +48,27 @@ pub fn modes(cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {
     };
     print_intro(&version, cfg);
     let started = Instant::now();
-    let mut runs = BTreeMap::new();
-    for mode in MODES {
-        match run_mode(&bin, mode, cfg, problems) {
-            Ok(run) => {
-                runs.insert(mode, run);
+    for with_replica in [false, true] {
+        let label = if with_replica {
+            "with one replica attached"
+        } else {
+            "without a replica"
+        };
+        let mut runs = BTreeMap::new();
+        for mode in MODES {
+            match run_mode(&bin, mode, cfg, with_replica, problems) {
+                Ok(run) => {
+                    runs.insert(mode, run);
+                }
+                Err(e) => problems.push(format!(
+                    "replication mode {mode}, {label}: {e}; not measured"
+                )),
             }
-            Err(e) => problems.push(format!("replication mode {mode}: {e}; not measured")),
         }
+        println!();
+        println!("### Replication modes, {label}");
+        report::modes_table(&runs);
     }
-    report::modes_table(&runs);
     println!();
     println!(
         "This section took {:.0} s (servers, warm-ups, timed runs and catch-ups).",
@@ -65,9 +80,10 @@ pub fn modes(cfg: &Cfg, problems: &mut Vec<String>) -> Res<()> {
 fn print_intro(version: &str, cfg: &Cfg) {
     println!(
         "`{version}`, {RB_CLIENTS} clients, `-P {MODE_PIPELINE}`. For each mode, a fresh \
-         master started with `--loadmodule … replicate <mode>` and one replica (the \
-         module loaded, `REPLICAOF` the master, `master_link_status:up`); both on these \
-         2 cores, with redis-benchmark. Every workload first runs once untimed \
+         master started with `--loadmodule … replicate <mode>`: once alone (no replica, \
+         no replication backlog), once with one replica (the module loaded, \
+         `REPLICAOF` the master, `master_link_status:up`); all on these 2 cores, with \
+         redis-benchmark; the two tables below are labelled. Every workload first runs once untimed \
          (`-n {}`: the steady state, its keys exist), which also sizes its timed runs \
          (about {:.0} s each); then {} rounds, each pair back to back (A B A B …); rps \
          and CPU are means over rounds. Before each run the replica has applied all the \
@@ -88,11 +104,18 @@ fn print_intro(version: &str, cfg: &Cfg) {
     );
 }
 
-/// One mode: its servers, its runs, and a check that the replica holds what the
-/// master holds.
-fn run_mode(bin: &str, mode: &'static str, cfg: &Cfg, problems: &mut Vec<String>) -> Res<ModeRun> {
+/// One mode: its servers, its runs, and (`with_replica`) a check that the
+/// replica holds what the master holds.
+fn run_mode(
+    bin: &str,
+    mode: &'static str,
+    cfg: &Cfg,
+    with_replica: bool,
+    problems: &mut Vec<String>,
+) -> Res<ModeRun> {
     progress(&format!(
-        "replication mode {mode}: starting master and replica"
+        "replication mode {mode}: starting the master{}",
+        if with_replica { " and a replica" } else { "" }
     ));
     let master = SpawnedServer::start_with(Options {
         private_dir: true,
@@ -101,14 +124,8 @@ fn run_mode(bin: &str, mode: &'static str, cfg: &Cfg, problems: &mut Vec<String>
         server_args: &["--repl-diskless-sync-delay", "0"],
         module_args: &["replicate", mode],
     })?;
-    let replica = SpawnedServer::start_with(Options {
-        private_dir: true,
-        stderr_tag: Some("bench"),
-        ..Options::default()
-    })?;
     let port = master.port;
     let mut con = connect(port, 0)?;
-    let mut rcon = connect(replica.port, 0)?;
     let shown: Vec<String> = redis::cmd("CONFIG")
         .arg("GET")
         .arg("hotrank.replicate")
@@ -117,7 +134,18 @@ fn run_mode(bin: &str, mode: &'static str, cfg: &Cfg, problems: &mut Vec<String>
     if shown.get(1).map(String::as_str) != Some(mode) {
         return Err(format!("the master reports hotrank.replicate {shown:?}"));
     }
-    attach(&mut rcon, port)?;
+    let replica = if with_replica {
+        let replica = SpawnedServer::start_with(Options {
+            private_dir: true,
+            stderr_tag: Some("bench"),
+            ..Options::default()
+        })?;
+        let mut rcon = connect(replica.port, 0)?;
+        attach(&mut rcon, port)?;
+        Some((replica, rcon))
+    } else {
+        None
+    };
     let sha = script_load(&mut con, LUA_VIEW, "the Lua HOT.VIEW recipe")?;
     let sha_plain = script_load(&mut con, LUA_PLAIN, "the plain seed script")?;
     let mut ready = prepare(&mut con, cfg, MODE_GROUPS, &sha, &sha_plain, problems)?;
@@ -130,8 +158,13 @@ fn run_mode(bin: &str, mode: &'static str, cfg: &Cfg, problems: &mut Vec<String>
         }),
     };
     let mut results = RbResults::new();
-    let mut run = |con: &mut redis::Connection, r: &Ready, pipeline: usize| {
-        run_with_replica(bin, port, con, &mut rcon, r, pipeline)
+    let (replica, mut rcon) = match replica {
+        Some((s, c)) => (Some(s), Some(c)),
+        None => (None, None),
+    };
+    let mut run = |con: &mut redis::Connection, r: &Ready, pipeline: usize| match rcon.as_mut() {
+        Some(rcon) => run_with_replica(bin, port, con, rcon, r, pipeline),
+        None => redis_benchmark(bin, port, con, &r.args, r.n, pipeline, r.wl.keyspace),
     };
     run_rounds(
         &mut con,
@@ -141,19 +174,21 @@ fn run_mode(bin: &str, mode: &'static str, cfg: &Cfg, problems: &mut Vec<String>
         problems,
         &mut run,
     )?;
-    // A key the master expires between the two reads would differ once: try again.
-    let mut same = Err(String::new());
-    for _ in 0..3 {
-        wait_caught_up(&mut con, &mut rcon)?;
-        same = same_data(&mut con, &mut rcon);
-        if same.is_ok() {
-            break;
+    if let Some(rcon) = rcon.as_mut() {
+        // A key the master expires between the two reads would differ once: try again.
+        let mut same = Err(String::new());
+        for _ in 0..3 {
+            wait_caught_up(&mut con, rcon)?;
+            same = same_data(&mut con, rcon);
+            if same.is_ok() {
+                break;
+            }
         }
-    }
-    if let Err(e) = same {
-        problems.push(format!(
-            "mode {mode}: the replica differs from the master: {e}"
-        ));
+        if let Err(e) = same {
+            problems.push(format!(
+                "mode {mode}: the replica differs from the master: {e}"
+            ));
+        }
     }
     let hot = info_section(&mut con, "hotrank")?;
     let errors = info_suffix(&hot, "errors").unwrap_or(0.0);

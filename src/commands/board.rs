@@ -34,17 +34,23 @@ pub(super) fn int_field(v: Option<RedisString>) -> Res<Option<i64>> {
     }
 }
 
+lazy_static::lazy_static! {
+    /// The meta hash's field names, made once ([`ffi::Field`]).
+    pub(super) static ref PUBLISHED_AT: ffi::Field = ffi::Field::new(c"publishedAt");
+    pub(super) static ref LAST_VIEW: ffi::Field = ffi::Field::new(c"lastView");
+}
+
 /// The meta hash's `publishedAt` (HGET), checked to be an integer. The
 /// meta hash holds it and `lastView`: PV and UV live in their counter and
 /// HyperLogLog.
 pub(super) fn published_at(h: &ffi::Key) -> Res<Option<i64>> {
-    int_field(h.hash_get(c"publishedAt"))
+    int_field(h.hash_get(&PUBLISHED_AT))
 }
 
 /// [`published_at`] and the meta hash's `lastView` (unix ms of the
 /// article's last counted view), checked alike, in one read of the hash.
 pub(super) fn published_and_last_view(h: &ffi::Key) -> Res<(Option<i64>, Option<i64>)> {
-    let (p, l) = h.hash_get2(c"publishedAt", c"lastView");
+    let (p, l) = h.hash_get2(&PUBLISHED_AT, &LAST_VIEW);
     Ok((int_field(p)?, int_field(l)?))
 }
 
@@ -202,12 +208,14 @@ pub(super) fn expire_effect(
 }
 
 /// Replicates a low-level `HSET name f v …` (up to 3 fields).
-pub(super) fn hset_effect(ctx: &Context, name: &RedisString, fields: &[(&std::ffi::CStr, &[u8])]) {
-    let mut args: Vec<&[u8]> = Vec::with_capacity(2 * fields.len());
-    for (k, v) in fields {
-        args.extend([k.to_bytes(), *v]);
+pub(super) fn hset_effect(ctx: &Context, name: &RedisString, fields: &[(&ffi::Field, &[u8])]) {
+    let mut args: [&[u8]; 6] = [&[]; 6];
+    let n = 2 * fields.len().min(3);
+    for (i, (k, v)) in fields.iter().take(3).enumerate() {
+        args[2 * i] = k.name();
+        args[2 * i + 1] = v;
     }
-    effect(ctx, name, Event::Hash, c"hset", c"HSET", &args);
+    effect(ctx, name, Event::Hash, c"hset", c"HSET", &args[..n]);
 }
 
 /// The board record and settings a write works with.

@@ -98,7 +98,7 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     b.claim_epoch()?;
     st.replicate_settings(ctx, b.key);
     let p = IntText::new(published);
-    let fields = [(c"publishedAt", p.as_bytes())];
+    let fields = [(&*super::board::PUBLISHED_AT, p.as_bytes())];
     meta_h.hash_set(&fields);
     hset_effect(ctx, &meta, &fields);
     refresh_retention(

@@ -8,7 +8,7 @@
 
 use super::board::{
     dedup_name, expire_effect, hset_effect, not_ours, open_hll, overflow, published_and_last_view,
-    refresh_retention, view_error, write_record, BoardState,
+    refresh_retention, view_error, write_record, BoardState, LAST_VIEW, PUBLISHED_AT,
 };
 use super::hot::{expired_fronts, upkeep};
 use super::hot_admin::index_add;
@@ -90,12 +90,11 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     if let Some(job) = written? {
         job.run(&b, &k.settings, req.now);
     }
-    Ok(RedisValue::Array(vec![
-        RedisValue::Integer(plan.pv),
-        RedisValue::Integer(plan.uv),
-        bulk(score.as_bytes()),
-        bulk(plan.outcome.status()),
-    ]))
+    Ok(ffi::reply_ints_bulks(
+        ctx,
+        &[plan.pv, plan.uv],
+        &[score.as_bytes(), plan.outcome.status().as_bytes()],
+    ))
 }
 
 /// Replicates the view as `HOT.VIEW K article visitor CLOCK now [AT t]
@@ -110,9 +109,8 @@ fn replicate_view(ctx: &Context, b: &BoardCtx, req: &Request) {
     let default_sparse = req.sparse_max == crate::hot::hll::DEFAULT_SPARSE_MAX_BYTES;
     // CLOCK first: it marks this version's format (see
     // [`super::ViewOptions::clock_first`]); then the optional pairs in place.
-    let mut args: [&[u8]; 8] = [
-        req.article.as_slice(),
-        req.visitor,
+    // The key, article and visitor go as the strings they are (no copy).
+    let mut args: [&[u8]; 6] = [
         b"CLOCK",
         now.as_bytes(),
         b"AT",
@@ -120,21 +118,24 @@ fn replicate_view(ctx: &Context, b: &BoardCtx, req: &Request) {
         b"SPARSE",
         sparse.as_bytes(),
     ];
-    let mut n = 4;
+    let mut n = 2;
     if req.t != req.now {
-        n = 6;
+        n = 4;
     }
     if !default_sparse {
-        args.copy_within(6..8, n);
+        args.copy_within(4..6, n);
         n += 2;
     }
-    ffi::replicate(ctx, c"HOT.VIEW", b.key, &args[..n]);
+    let strs = [b.key, req.article, req.visitor_rs];
+    ffi::replicate_mixed(ctx, c"HOT.VIEW", &strs, &args[..n]);
 }
 
 /// The arguments after the board key.
 struct Request<'a> {
     article: &'a RedisString,
     visitor: &'a [u8],
+    /// The visitor argument itself (replicated without a copy).
+    visitor_rs: &'a RedisString,
     /// View time (`AT t`, else the clock) and the server clock, unix ms.
     t: i64,
     now: i64,
@@ -157,7 +158,8 @@ struct Request<'a> {
 /// the view comes from the master or the AOF).
 fn view_request<'a>(args: &mut Args<'a>, replicated: bool) -> Res<Request<'a>> {
     let article = args.next_rs()?;
-    let visitor = args.next_rs()?.as_slice();
+    let visitor_rs = args.next_rs()?;
+    let visitor = visitor_rs.as_slice();
     let o = trailing_at_clock_sparse(args, replicated)?;
     let fp = dedup::fingerprint(article.as_slice(), visitor);
     let legacy = replicated && !o.clock_first;
@@ -169,6 +171,7 @@ fn view_request<'a>(args: &mut Args<'a>, replicated: bool) -> Res<Request<'a>> {
     Ok(Request {
         article,
         visitor,
+        visitor_rs,
         t: o.t,
         now: o.now,
         fp,
@@ -445,24 +448,41 @@ fn write_article(
     put_counter(ctx, &k.pv, &mut h.pv, c.pv, c"incrby", r.now)?;
     write_visitor(ctx, k, h, plan, r.now)?;
     // The publish time (first counted view) and the last counted view's
-    // time (`lastView`, the latest view time, AT or clock), in one HSET.
+    // time (`lastView`, the latest view time, AT or clock, at minute grain:
+    // see [`last_view_due`]), in one HSET.
     let pub_s = c.publish.map(IntText::new);
     let t_s = IntText::new(r.t);
-    let mut fields: Vec<(&std::ffi::CStr, &[u8])> = Vec::with_capacity(2);
+    let mut fields: [(&ffi::Field, &[u8]); 2] = [(&PUBLISHED_AT, &[]), (&LAST_VIEW, &[])];
+    let mut n = 0;
     if let Some(p) = &pub_s {
-        fields.push((c"publishedAt", p.as_bytes()));
+        fields[n] = (&PUBLISHED_AT, p.as_bytes());
+        n += 1;
     }
-    if h.last_view.is_none_or(|l| r.t > l) {
-        fields.push((c"lastView", t_s.as_bytes()));
+    if last_view_due(h.last_view, r.t) {
+        fields[n] = (&LAST_VIEW, t_s.as_bytes());
+        n += 1;
     }
-    if !fields.is_empty() {
-        h.meta.hash_set(&fields);
-        hset_effect(ctx, &k.meta, &fields);
+    if n > 0 {
+        h.meta.hash_set(&fields[..n]);
+        hset_effect(ctx, &k.meta, &fields[..n]);
     }
     if let Some((name, ix)) = &mut h.ix {
         index_add(ctx, name, ix, r.article)?;
     }
     Ok(())
+}
+
+/// How much older than a counted view's time the stored `lastView` must be
+/// for the view to write it (ms): a busy article writes it at most once a
+/// minute, as the board record's `maxViewAt`.
+const LAST_VIEW_GRAIN_MS: i64 = 60_000;
+
+/// Whether a counted view at `t` (unix ms) writes `lastView`: when the
+/// meta hash has none, or the stored one is more than
+/// [`LAST_VIEW_GRAIN_MS`] older than `t`. Decided from `t` and the stored
+/// value only, so a replica and an AOF load decide the same.
+fn last_view_due(stored: Option<i64>, t: i64) -> bool {
+    stored.is_none_or(|l| t.saturating_sub(l) > LAST_VIEW_GRAIN_MS)
 }
 
 /// Adds this view to the visitor's view count (abnormal-traffic check).
@@ -625,4 +645,20 @@ fn put_counter(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_view_is_written_at_minute_grain() {
+        assert!(last_view_due(None, 0));
+        assert!(!last_view_due(Some(1_000), 1_000));
+        assert!(!last_view_due(Some(1_000), 500));
+        assert!(!last_view_due(Some(1_000), 61_000));
+        assert!(last_view_due(Some(1_000), 61_001));
+        assert!(!last_view_due(Some(i64::MAX), i64::MIN));
+        assert!(last_view_due(Some(i64::MIN), i64::MAX));
+    }
 }

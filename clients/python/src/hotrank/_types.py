@@ -73,7 +73,8 @@ class ArticleStats:
     """HOT.STATS (or one row of HOT.EXPORT) of one article.
 
     ``published_at`` and ``last_view`` are unix seconds (``published`` and
-    ``last_viewed`` give them as UTC datetimes); ``score`` is the score at the
+    ``last_viewed`` give them as UTC datetimes); ``last_view`` has a one-minute
+    grain (a counted view at most 60 s before the latest one); ``score`` is the score at the
     query time. Fields the server sends that this version does not know are
     kept in ``extra``.
     """

@@ -32,8 +32,10 @@ outlives the board. docs/archive.md is the user's guide.
   previous layout (``article`` text as the key) is upgraded in place, in one
   transaction; missing columns are added.
 - **Upserts that never move a counter backwards**: ``pv``, ``uv`` and ``last_view``
-  keep the larger of the stored and the new value, ``published_at`` the first one
-  known; ``archived_at`` is the time of the last run that saw the article. A run
+  keep the larger of the stored and the new value (``last_view`` has a one-minute
+  grain: the module writes it only when the stored one is more than 60 s older than
+  a counted view, so it may lag the latest counted view by up to a minute),
+  ``published_at`` the first one known; ``archived_at`` is the time of the last run that saw the article. A run
   writes one transaction per HOT.EXPORT page, so a run killed at any point has
   written whole pages only, and the next run (which reads every article again)
   leaves the same rows: nothing lost, nothing twice.
