@@ -64,25 +64,25 @@ def tables():
     out += ["];", ""]
     out += [
         "/// `log2(1 + r) = sum (-1)^(n+1) r^n / (n ln 2)`: the coefficients",
-        "/// of n = 1..=6 (Q124).",
-        "pub(super) const LOG_P: [i128; 6] = [",
+        "/// of n = 1..=5 (Q124).",
+        "pub(super) const LOG_P: [i128; 5] = [",
     ]
-    out += [f"    {i128(q((-1) ** (n + 1) / (n * LN2)))}," for n in range(1, 7)]
-    out += ["];", "", "/// The same coefficients for n = 7..=14 (f64), the series' tail.",
+    out += [f"    {i128(q((-1) ** (n + 1) / (n * LN2)))}," for n in range(1, 6)]
+    out += ["];", "", "/// The same coefficients for n = 6..=13 (f64), the series' tail.",
             "pub(super) const LOG_TAIL: [f64; 8] = ["]
-    out += [f"    {f64((-1) ** (n + 1) / (n * LN2))}," for n in range(7, 15)]
+    out += [f"    {f64((-1) ** (n + 1) / (n * LN2))}," for n in range(6, 14)]
     out += ["];", ""]
     fact = [1]
     for n in range(1, 20):
         fact.append(fact[-1] * n)
     out += [
-        "/// `2^t = sum (t ln 2)^n / n!`: the coefficients of n = 0..=5 (Q124).",
-        "pub(super) const EXP_P: [i128; 6] = [",
+        "/// `2^t = sum (t ln 2)^n / n!`: the coefficients of n = 0..=4 (Q124).",
+        "pub(super) const EXP_P: [i128; 5] = [",
     ]
-    out += [f"    {i128(q(LN2 ** n / fact[n]))}," for n in range(0, 6)]
-    out += ["];", "", "/// The same coefficients for n = 6..=12 (f64), the series' tail.",
-            "pub(super) const EXP_TAIL: [f64; 7] = ["]
-    out += [f"    {f64(LN2 ** n / fact[n])}," for n in range(6, 13)]
+    out += [f"    {i128(q(LN2 ** n / fact[n]))}," for n in range(0, 5)]
+    out += ["];", "", "/// The same coefficients for n = 5..=12 (f64), the series' tail.",
+            "pub(super) const EXP_TAIL: [f64; 8] = ["]
+    out += [f"    {f64(LN2 ** n / fact[n])}," for n in range(5, 13)]
     out += ["];", ""]
     return "\n".join(out)
 

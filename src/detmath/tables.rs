@@ -784,18 +784,18 @@ pub(super) const EXP_E: [i128; 256] = [
 ];
 
 /// `log2(1 + r) = sum (-1)^(n+1) r^n / (n ln 2)`: the coefficients
-/// of n = 1..=6 (Q124).
-pub(super) const LOG_P: [i128; 6] = [
+/// of n = 1..=5 (Q124).
+pub(super) const LOG_P: [i128; 5] = [
     0x171547652b82fe1777d0ffda0d23a7d1,
     -0x0b8aa3b295c17f0bbbe87fed0691d3e9,
     0x07b1c2770e80ff5d27f05548af0be29b,
     -0x05c551d94ae0bf85ddf43ff68348e9f4,
     0x049ddb143be6ff9e4b29ccc535d3ee5d,
-    -0x03d8e13b87407fae93f82aa45785f14e,
 ];
 
-/// The same coefficients for n = 7..=14 (f64), the series' tail.
+/// The same coefficients for n = 6..=13 (f64), the series' tail.
 pub(super) const LOG_TAIL: [f64; 8] = [
+    -0.2404491734814939,
     0.2060992915555662,
     -0.18033688011112042,
     0.1602994489876626,
@@ -803,21 +803,20 @@ pub(super) const LOG_TAIL: [f64; 8] = [
     0.1311540946262694,
     -0.12022458674074694,
     0.11097654160684334,
-    -0.1030496457777831,
 ];
 
-/// `2^t = sum (t ln 2)^n / n!`: the coefficients of n = 0..=5 (Q124).
-pub(super) const EXP_P: [i128; 6] = [
+/// `2^t = sum (t ln 2)^n / n!`: the coefficients of n = 0..=4 (Q124).
+pub(super) const EXP_P: [i128; 5] = [
     0x10000000000000000000000000000000,
     0x0b17217f7d1cf79abc9e3b39803f2f6b,
     0x03d7f7bff058b1d50de2d60dd92e6bf9,
     0x00e35846b82505fc599d3b15d995e96f,
     0x00276556df749cee539977c16a7dd58a,
-    0x0005761ff9e299cc441c5fda69452fb1,
 ];
 
-/// The same coefficients for n = 6..=12 (f64), the series' tail.
-pub(super) const EXP_TAIL: [f64; 7] = [
+/// The same coefficients for n = 5..=12 (f64), the series' tail.
+pub(super) const EXP_TAIL: [f64; 8] = [
+    0.0013333558146428443,
     0.0001540353039338161,
     1.5252733804059841e-05,
     1.321548679014431e-06,

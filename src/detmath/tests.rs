@@ -62,8 +62,8 @@ fn pow_approximation_is_within_its_error_bound() {
         let z = pow_exponent(x, y).expect("in range");
         let (m, e2) = exp2_approx(z).expect("in range");
         let err = rel_error_log2(m, e2, vm, k);
-        // ε < 2^-110 + |y|·2^-106 (module docs).
-        let bound = (2f64.powi(-110) + y.abs() * 2f64.powi(-106)).log2();
+        // ε < 2^-101 + |y|·2^-102 (module docs).
+        let bound = (2f64.powi(-101) + y.abs() * 2f64.powi(-102)).log2();
         assert!(
             err < bound,
             "pow({x:e}, {y:e}): error 2^{err:.1} > 2^{bound:.1}"
@@ -72,12 +72,13 @@ fn pow_approximation_is_within_its_error_bound() {
             worst = worst.max(err);
         }
     }
-    assert!(worst < -102.0, "worst error within |y| <= 10: 2^{worst:.1}");
+    assert!(worst < -98.0, "worst error within |y| <= 10: 2^{worst:.1}");
     eprintln!("pow: worst error within |y| <= 10: 2^{worst:.1}");
 }
 
 #[test]
 fn exp2_is_correctly_rounded_and_within_its_error_bound() {
+    let mut worst = f64::NEG_INFINITY;
     for w in lines("exp2") {
         let (z, want) = (hex64(w[1]), hex64(w[2]));
         let got = exp2(z);
@@ -94,8 +95,10 @@ fn exp2_is_correctly_rounded_and_within_its_error_bound() {
         let zq = mz << (ez + QZ as i32);
         let (m, e2) = exp2_approx(if z < 0.0 { -zq } else { zq }).expect("in range");
         let err = rel_error_log2(m, e2, vm, k);
-        assert!(err < -110.0, "exp2({z:e}): error 2^{err:.1}");
+        assert!(err < -101.0, "exp2({z:e}): error 2^{err:.1}");
+        worst = worst.max(err);
     }
+    eprintln!("exp2: worst error 2^{worst:.1}");
 }
 
 #[test]
@@ -121,9 +124,9 @@ fn log2_approximation_is_within_its_error_bound() {
         // The exact value to 2^-116, and ours before its rounding to Q116.
         let ours = (i128::from(e) << Q) + l;
         let err = ours.abs_diff(want << (Q - QL));
-        // |a − v| < 2^-110 (module docs): 2^14 in Q124, less the
+        // |a − v| < 2^-101 (module docs): 2^23 in Q124, less the
         // reference's own rounding (2^-117).
-        assert!(err < 1 << 14, "log2({x:e}): error {err} / 2^124");
+        assert!(err < 1 << 23, "log2({x:e}): error {err} / 2^124");
         // Near 1 (the first and last table intervals): relative 2^-60.
         if (1.0 - 1.0 / 512.0..1.0 + 1.0 / 256.0).contains(&x) && x != 1.0 {
             assert!(
@@ -133,7 +136,7 @@ fn log2_approximation_is_within_its_error_bound() {
         }
         worst = worst.max(err);
     }
-    eprintln!("log2: worst error {worst} / 2^124");
+    eprintln!("log2: worst error 2^{:.1}", (worst as f64).log2() - 124.0);
 }
 
 #[test]
