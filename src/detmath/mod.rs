@@ -56,8 +56,9 @@
 //! a stored score is an upper bound of the article's later scores.
 //!
 //! # Cost
-//! About 550 instructions per `pow` (callgrind), against about 100 for
-//! glibc's: a few hundred instructions per HOT.VIEW.
+//! About 560 instructions per `pow` (callgrind, inside redis-server),
+//! against about 120 for glibc's (`__ieee754_pow_fma` and its wrapper):
+//! about +440 instructions per scoring, one scoring per counted view.
 
 mod tables;
 
