@@ -2,7 +2,8 @@
 //! Redis module commands.
 //!
 //! Layout:
-//! - pure core, no Redis: [`hot`] (decay formula, dedup decision, top-N with
+//! - pure core, no Redis: [`detmath`] (`pow`, `exp2`, `log2` with the same
+//!   bits on every machine), [`hot`] (decay formula, dedup decision, top-N with
 //!   pruning), [`rank`] (score + time packing, layouts), [`keys`] (derived key
 //!   names and hash slots), [`parse`] (exact number and time parsing),
 //!   [`reshard`] (which slots this node is moving, from `CLUSTER NODES`);
@@ -17,6 +18,7 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+pub mod detmath;
 pub mod hot;
 pub mod keys;
 pub mod parse;

@@ -375,7 +375,7 @@ fn a_trimmed_article_comes_back_with_every_counted_view() {
     assert!(on.contains(&"back".to_string()));
     let score = |pv: i64, uv: i64, p: i64| {
         let hours = ((q - p) as f64 / H as f64).max(0.0);
-        (pv as f64 + 1.2 * uv as f64) / (hours + 2.0).powf(1.5)
+        (pv as f64 + 1.2 * uv as f64) / hotrank::detmath::pow(hours + 2.0, 1.5)
     };
     let mut want: Vec<(String, f64)> = counts
         .iter()

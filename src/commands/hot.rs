@@ -250,11 +250,15 @@ pub(super) fn upkeep(
 }
 
 /// Whether the stored scores of the board bound its scores at `q`: they
-/// were all computed with the current formula, and no later than `q`. A
-/// query at the server clock (`at_clock`) always is no earlier than every
+/// were all computed with the current formula, and no later than `q`, by a
+/// formula that decays monotonically (any gamma but one in `(0, 2^-40)`).
+/// A query at the server clock (`at_clock`) always is no earlier than every
 /// view, since views cannot be later than the clock; a query with AT is
 /// compared with the board's recorded bound.
 fn prune_ok(b: &BoardCtx, f: &Formula, q: i64, at_clock: bool) -> Res<bool> {
+    if !f.decays_monotonically() {
+        return Ok(false);
+    }
     let (hb, h) = b.open_derived(Kind::HotBoard, &[], KeyKind::String, false)?;
     Ok(board_record(&hb, &h)?.is_some_and(|r| r.bounds_scores_at(f.fingerprint(), q, at_clock)))
 }

@@ -8,6 +8,7 @@ pub mod record;
 pub mod settings;
 pub mod view;
 
+use crate::detmath;
 use std::cmp::Ordering;
 
 /// Milliseconds in an hour.
@@ -85,9 +86,25 @@ impl Formula {
 
     /// The decayed score at `at_ms` of an article published at `published_ms`.
     /// Age in hours is clamped at 0 (a view before publication counts as age 0).
+    ///
+    /// The same bits on every machine: IEEE-754 `+`, `×`, `÷` and
+    /// [`detmath::pow`], never the platform's `pow` (docs/determinism.md),
+    /// so a replica or an AOF load computes the master's score. Non-increasing
+    /// in `at_ms` when [`Formula::decays_monotonically`].
     pub fn score(&self, pv: i64, uv: i64, published_ms: i64, at_ms: i64) -> f64 {
         let hours = (at_ms.saturating_sub(published_ms) as f64 / HOUR_MS).max(0.0);
-        self.numerator(pv, uv) / (hours + self.base).powf(self.gamma)
+        self.numerator(pv, uv) / detmath::pow(hours + self.base, self.gamma)
+    }
+
+    /// Whether [`Formula::score`] is proven non-increasing in time for fixed
+    /// counts, so a stored score bounds the article's later scores (what
+    /// HOT.TOP's pruning needs): true for a gamma of 0 or from
+    /// [`detmath::MONOTONE_MIN_EXPONENT`] (`2^-40`) on, where
+    /// [`detmath::pow`] is non-decreasing in its base. Every step before the
+    /// `pow` (`÷`, `max`, `+`) and after it (`÷` of a non-negative
+    /// numerator) is a correctly rounded, monotone operation.
+    pub fn decays_monotonically(&self) -> bool {
+        self.gamma == 0.0 || self.gamma >= detmath::MONOTONE_MIN_EXPONENT
     }
 
     /// A fingerprint of the parameters (16 hex digits of a 64-bit FNV-1a

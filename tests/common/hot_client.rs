@@ -72,10 +72,15 @@ pub fn now_ms() -> i64 {
         .as_millis() as i64
 }
 
-/// The default formula, written exactly as the brief states it.
+/// The default formula, written exactly as the brief states it, with the
+/// module's own `pow` (the same bits on every machine, unlike the
+/// platform's: docs/determinism.md).
 pub fn hot(pv: i64, uv: i64, published_ms: i64, at_ms: i64) -> f64 {
     (1.0 * pv as f64 + 1.2 * uv as f64)
-        / (((at_ms - published_ms) as f64 / 3_600_000.0).max(0.0) + 2.0).powf(1.5)
+        / hotrank::detmath::pow(
+            ((at_ms - published_ms) as f64 / 3_600_000.0).max(0.0) + 2.0,
+            1.5,
+        )
 }
 
 pub fn int(v: &Value) -> i64 {

@@ -31,8 +31,15 @@ impl Node {
     /// Starts the server (with the module) on this node's port and dir and
     /// waits until it has loaded its data and answers PING.
     pub fn start(&mut self, extra: &[&str]) {
+        self.start_env(extra, &[]);
+    }
+
+    /// [`Node::start`] with extra environment variables for the server
+    /// process (`LD_PRELOAD` of a shim library, for one).
+    pub fn start_env(&mut self, extra: &[&str], env: &[(&str, &str)]) {
         assert!(self.child.is_none(), "already running");
         let mut cmd = Command::new(server_bin());
+        cmd.envs(env.iter().copied());
         cmd.arg("--port")
             .arg(self.port.to_string())
             .args(["--bind", "127.0.0.1", "--save", ""])

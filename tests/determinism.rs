@@ -1,0 +1,295 @@
+//! Scores with the same bits on every machine (docs/determinism.md): a
+//! `commands`-mode replica and an AOF load compute every score again, so
+//! they must not depend on their math library. Here both run under a
+//! preloaded libm shim (built with `cc`) that moves `pow`, `exp2`, `exp`,
+//! `log` and `log2` by one ulp on about one call in eight from the module,
+//! as another libm, glibc version or CPU path would; the digest must stay
+//! the master's after views with `AT`, HOT.PUBLISH rescoring and HOT.ALTER
+//! rescoring.
+//!
+//! redis-server only: Valkey loads modules with `RTLD_DEEPBIND`, so a
+//! preloaded library does not reach the module there (the test says so
+//! and returns).
+
+mod common;
+use common::node::Node;
+use common::repl::*;
+use common::*;
+use redis::Connection;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The shim: each wrapped function calls the real one (`RTLD_NEXT`) and,
+/// for a call from the module (`dladdr` of the return address names
+/// `hotrank`) whose arguments hash into one eighth, returns the next
+/// double up. `pow(3, 0.1234)` from anywhere returns 42, so a test can see
+/// the shim is in place (Lua's `math.pow` calls the server's `pow`).
+const SHIM_C: &str = r#"
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+static int from_module(void *ret) {
+    Dl_info i;
+    return dladdr(ret, &i) && i.dli_fname && strstr(i.dli_fname, "hotrank");
+}
+
+static int moved(double a, double b) {
+    uint64_t u, v;
+    memcpy(&u, &a, 8);
+    memcpy(&v, &b, 8);
+    uint64_t h = (u ^ (v * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+    return (h >> 61) == 0;
+}
+
+double pow(double a, double b) {
+    static double (*real)(double, double);
+    if (!real) real = (double (*)(double, double))dlsym(RTLD_NEXT, "pow");
+    if (a == 3.0 && b == 0.1234) return 42.0;
+    double r = real(a, b);
+    return from_module(__builtin_return_address(0)) && moved(a, b) ? nextafter(r, INFINITY) : r;
+}
+
+#define WRAP1(name)                                                                 \
+    double name(double a) {                                                         \
+        static double (*real)(double);                                              \
+        if (!real) real = (double (*)(double))dlsym(RTLD_NEXT, #name);              \
+        double r = real(a);                                                         \
+        return from_module(__builtin_return_address(0)) && moved(a, 0.5)            \
+                   ? nextafter(r, INFINITY) : r;                                    \
+    }
+WRAP1(exp2)
+WRAP1(exp)
+WRAP1(log)
+WRAP1(log2)
+"#;
+
+/// Builds the shim into `dir` and returns its path.
+fn build_shim(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let src = dir.join("libm_shim.c");
+    let so = dir.join("libm_shim.so");
+    std::fs::write(&src, SHIM_C).expect("write shim source");
+    let out = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(&so)
+        .arg(&src)
+        .args(["-ldl", "-lm"])
+        .output()
+        .expect("run cc");
+    assert!(
+        out.status.success(),
+        "cc failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    so
+}
+
+fn wait_up(c: &mut Connection) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let info: String = redis::cmd("INFO")
+            .arg("replication")
+            .query(c)
+            .expect("INFO");
+        if info.lines().any(|l| l.trim() == "master_link_status:up") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "link did not come up:\n{info}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `pow(3, 0.1234)` as Lua's `math.pow` on this server sees it.
+fn lua_pow(c: &mut Connection) -> String {
+    redis::cmd("EVAL")
+        .arg("return tostring(math.pow(3, 0.1234))")
+        .arg(0)
+        .query(c)
+        .expect("EVAL")
+}
+
+/// A small deterministic generator (xorshift).
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+const H: i64 = 3_600_000;
+
+/// Three boards (three formulas) of 120 articles: publications, views with
+/// `AT` over two days, HOT.PUBLISH of articles on the board (rescoring),
+/// HOT.ALTER of the formula (rescoring at the clock), more views.
+fn workload(c: &mut Connection, t0: i64) {
+    let boards = [
+        ("hot:{d1}", vec!["GAMMA", "1.8"]),
+        ("hot:{d2}", vec![]),
+        (
+            "hot:{d3}",
+            vec!["GAMMA", "1.37", "BASE", "0.75", "BETA", "0.3"],
+        ),
+    ];
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for (b, settings) in &boards {
+        let mut args = vec!["HOT.CREATE", b, "MAX-ARTICLES", "100000"];
+        args.extend(settings);
+        ok(c, &args);
+        let mut pipe = redis::pipe();
+        for a in 0..120 {
+            let published = t0 + (rng.below(48 * 60) as i64) * 60_000;
+            pipe.cmd("HOT.PUBLISH")
+                .arg(b)
+                .arg(format!("a{a}"))
+                .arg(ts(published));
+            for v in 0..(1 + rng.below(6)) {
+                let at = published + (rng.below(20 * 60) as i64) * 60_000 + 1;
+                pipe.cmd("HOT.VIEW")
+                    .arg(b)
+                    .arg(format!("a{a}"))
+                    .arg(format!("v{v}"))
+                    .arg("AT")
+                    .arg(ts(at));
+            }
+        }
+        let _: redis::Value = pipe.query(c).expect("views");
+        // Publishing an article on the board again rescores it.
+        for a in (0..120).step_by(7) {
+            let at = t0 + (rng.below(48 * 60) as i64) * 60_000;
+            ok(c, &["HOT.PUBLISH", b, &format!("a{a}"), &ts(at)]);
+        }
+    }
+    ok(c, &["HOT.ALTER", "hot:{d1}", "GAMMA", "1.55"]);
+    ok(
+        c,
+        &["HOT.ALTER", "hot:{d3}", "BASE", "1.25", "ALPHA", "0.7"],
+    );
+    for (b, _) in &boards {
+        for a in (3..120).step_by(11) {
+            ok(
+                c,
+                &[
+                    "HOT.VIEW",
+                    b,
+                    &format!("a{a}"),
+                    "late",
+                    "AT",
+                    &ts(t0 + 50 * H),
+                ],
+            );
+        }
+    }
+}
+
+/// HOT.TOP of the three boards at `at_ms`.
+fn tops(c: &mut Connection, at_ms: i64) -> Vec<(String, String)> {
+    let mut all = Vec::new();
+    for b in ["hot:{d1}", "hot:{d2}", "hot:{d3}"] {
+        let v: Vec<(String, String)> = redis::cmd("HOT.TOP")
+            .arg(b)
+            .arg("LIMIT")
+            .arg(1000)
+            .arg("WITHSCORES")
+            .arg("AT")
+            .arg(ts(at_ms))
+            .query(c)
+            .map(|v: Vec<String>| {
+                v.chunks(2)
+                    .map(|p| (format!("{b} {}", p[0]), p[1].clone()))
+                    .collect()
+            })
+            .expect("HOT.TOP");
+        all.extend(v);
+    }
+    all
+}
+
+/// Every stored score of the three boards (the board ZSETs), as text.
+fn stored_scores(c: &mut Connection) -> Vec<(String, String)> {
+    let mut all = Vec::new();
+    for b in ["hot:{d1}", "hot:{d2}", "hot:{d3}"] {
+        let v: Vec<(String, String)> = redis::cmd("ZRANGE")
+            .arg(b)
+            .arg(0)
+            .arg(-1)
+            .arg("WITHSCORES")
+            .query(c)
+            .expect("ZRANGE");
+        all.extend(v.into_iter().map(|(m, s)| (format!("{b} {m}"), s)));
+    }
+    all
+}
+
+fn differing<T: PartialEq + Clone>(a: &[T], b: &[T]) -> Vec<(T, T)> {
+    a.iter()
+        .zip(b)
+        .filter(|(x, y)| x != y)
+        .map(|(x, y)| (x.clone(), y.clone()))
+        .collect()
+}
+
+#[test]
+fn commands_mode_replica_and_aof_load_match_the_master_under_another_libm() {
+    if server_bin().contains("valkey") {
+        eprintln!("skipped: Valkey loads modules with RTLD_DEEPBIND, a preloaded libm does not reach them");
+        return;
+    }
+    let shim_dir = std::env::temp_dir().join(format!("hotrank-libm-shim-{}", std::process::id()));
+    let shim = build_shim(&shim_dir);
+    let shim_env = [("LD_PRELOAD", shim.to_str().expect("utf-8 path"))];
+
+    let mut master = Node::new("det-master");
+    master.start(&AOF_ALWAYS);
+    let mut m = master.conn();
+    config_set(&mut m, "hotrank.replicate", "commands");
+    let mut replica = Node::new("det-replica");
+    let port = master.port.to_string();
+    let mut rargs = vec!["--replicaof", "127.0.0.1", &port];
+    rargs.extend_from_slice(&DEBUG_LOCAL);
+    replica.start_env(&rargs, &shim_env);
+    let mut r = replica.conn();
+    wait_up(&mut r);
+    // The shim is in place on the replica, not on the master.
+    assert_eq!(lua_pow(&mut r), "42", "the shim is not preloaded");
+    assert_ne!(lua_pow(&mut m), "42");
+
+    let t0 = (now_s() - 3 * 86_400) * 1000;
+    workload(&mut m, t0);
+    wait_replica(&mut m);
+    let (dm, ds) = (digest(&mut m), stored_scores(&mut m));
+    let diff = differing(&ds, &stored_scores(&mut r));
+    assert!(
+        diff.is_empty() && digest(&mut r) == dm,
+        "replica under another libm: {} of {} stored scores differ, e.g. {:?}",
+        diff.len(),
+        ds.len(),
+        diff.iter().take(3).collect::<Vec<_>>()
+    );
+    assert!(ds.len() >= 300, "only {} scores", ds.len());
+    let top = tops(&mut m, t0 + 60 * H);
+    assert_eq!(top.len(), ds.len());
+    assert_eq!(differing(&top, &tops(&mut r, t0 + 60 * H)), vec![]);
+    drop(r);
+    drop(replica);
+
+    // The AOF loaded by a server under the shim.
+    drop(m);
+    master.kill9();
+    master.start_env(&AOF_ALWAYS, &shim_env);
+    let mut m = master.conn();
+    assert_eq!(lua_pow(&mut m), "42", "the shim is not preloaded");
+    let diff = differing(&ds, &stored_scores(&mut m));
+    assert!(
+        diff.is_empty() && digest(&mut m) == dm,
+        "AOF load under another libm: {} of {} stored scores differ",
+        diff.len(),
+        ds.len()
+    );
+    let _ = std::fs::remove_dir_all(&shim_dir);
+}
