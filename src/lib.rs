@@ -16,6 +16,7 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+pub mod eviction;
 pub mod hot;
 pub mod keys;
 pub mod parse;
@@ -63,7 +64,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     }
     ffi::register_info(ctx, info_fields);
     ffi::set_explicit_signals(ctx);
-    ffi::follow_hll_sparse_max(ctx);
+    ffi::follow_configs(ctx, &config::FOLLOWED);
     // The score formatter's tables, built now so no command pays for them.
     shortest::warm_up();
     if let Err(e) = commands::register::register_commands(ctx) {

@@ -341,7 +341,10 @@ fn the_block_parser_and_the_formatter_follow_the_documented_rules() {
     let ms = 1_795_735_800_000;
     assert_eq!(
         fill_periods(
-            &lines(&["1) \"<day +02:00>\"", "<week +00:00> <month -05:00> <nope x>"]),
+            &lines(&[
+                "1) \"<day +02:00>\"",
+                "<week +00:00> <month -05:00> <nope x>"
+            ]),
             ms
         ),
         lines(&["1) \"d2026-11-27\"", "w2026-W48 m2026-11 <nope x>"])
