@@ -218,7 +218,11 @@ fn check_top(c: &mut Connection, seen: &mut Seen) {
         other => panic!("HOT.TOP: {other:?}"),
     };
     let (want, got) = (canonical(want), canonical(got));
-    assert_eq!(want.len(), got.len(), "HOT.TOP vs brute force: {got:?} / {want:?}");
+    assert_eq!(
+        want.len(),
+        got.len(),
+        "HOT.TOP vs brute force: {got:?} / {want:?}"
+    );
     for (w, g) in want.iter().zip(&got) {
         assert_eq!(w.0, g.0, "HOT.TOP vs brute force: {got:?} / {want:?}");
         assert!(
@@ -292,10 +296,16 @@ fn check_settings(c: &mut Connection, unsafe_policy: bool, seen: &mut Seen) {
 fn run_policy(policy: &str) -> Seen {
     let unsafe_policy = policy.starts_with("allkeys-");
     // The policy from load time (maxmemory roomy for now).
-    let s = Server::start_with(&["--maxmemory-policy", policy, "--maxmemory", "256mb"], true);
+    let s = Server::start_with(
+        &["--maxmemory-policy", policy, "--maxmemory", "256mb"],
+        true,
+    );
     let mut c = s.conn();
     let flag = if unsafe_policy { "1" } else { "0" };
-    assert_eq!(info_eviction(&mut c), (flag.to_string(), policy.to_string()));
+    assert_eq!(
+        info_eviction(&mut c),
+        (flag.to_string(), policy.to_string())
+    );
     let mut create = vec!["HOT.CREATE", HOT_KEY];
     create.extend_from_slice(&HOT_SETTINGS);
     q(&mut c, &create).expect("HOT.CREATE");
@@ -304,7 +314,10 @@ fn run_policy(policy: &str) -> Seen {
     q(&mut c, &create).expect("RANK.CREATE");
     // Lower maxmemory to just above what the server uses now (the change
     // reaches the module through the config-change event).
-    let mem: String = redis::cmd("INFO").arg("memory").query(&mut c).expect("INFO");
+    let mem: String = redis::cmd("INFO")
+        .arg("memory")
+        .query(&mut c)
+        .expect("INFO");
     let used: u64 = mem
         .lines()
         .find_map(|l| l.strip_prefix("used_memory:"))
@@ -364,7 +377,10 @@ fn run_policy(policy: &str) -> Seen {
     eprintln!("{policy}: evicted {evicted} keys, {seen:?}");
     if policy == "noeviction" {
         assert_eq!(evicted, 0);
-        assert!(seen.oom > 0, "noeviction: the memory limit was never reached");
+        assert!(
+            seen.oom > 0,
+            "noeviction: the memory limit was never reached"
+        );
         assert_eq!(seen.refusals, 0);
     } else {
         assert!(evicted > 0, "{policy}: nothing was evicted");

@@ -43,13 +43,14 @@ impl Family {
     }
 }
 
-/// `maxmemory-policy <p>` as the errors show it.
-fn policy_text() -> String {
+/// The server's policy as the errors show it.
+fn policy_name() -> String {
     let p = eviction::policy();
-    format!(
-        "maxmemory-policy {}",
-        if p.is_empty() { "unknown" } else { &p }
-    )
+    if p.is_empty() {
+        "unknown".into()
+    } else {
+        p
+    }
 }
 
 /// The error of a board ZSET without its identity key: the key was evicted
@@ -58,12 +59,12 @@ fn policy_text() -> String {
 /// <settings>` with the board's own settings, or another key.
 pub fn lost(b: &BoardCtx, f: Family) -> Fail {
     Fail::Msg(format!(
-        "{IDENTITY_MISSING} '{key}' holds a ZSET but no {what} (evicted under {policy}, deleted, \
-         or never written by {fam}); nothing was written. Rebuild it with {fam}.REPAIR {key} {set} \
+        "{IDENTITY_MISSING} '{key}' holds a ZSET but no {what}: evicted ({policy}) or deleted, \
+         or never written by {fam}; nothing was written. Rebuild it with {fam}.REPAIR {key} {set} \
          giving the board's own settings, or use another key (docs/eviction.md)",
         key = b.key.as_slice().escape_ascii(),
         what = f.identity(),
-        policy = policy_text(),
+        policy = format!("maxmemory-policy is {}", policy_name()),
         fam = f.name(),
         set = f.settings(),
     ))
@@ -75,12 +76,12 @@ pub fn lost(b: &BoardCtx, f: Family) -> Fail {
 /// with default settings could silently change a board's settings.
 fn missing(b: &BoardCtx, f: Family) -> Fail {
     Fail::Msg(format!(
-        "{IDENTITY_MISSING} '{key}' has no {what} and {policy} may have evicted it, so it is not \
-         created with default settings; nothing was written. Create it with {fam}.CREATE {key} {set}, \
+        "{IDENTITY_MISSING} '{key}' has no {what}, and {policy} may have evicted it whole, so it \
+         is not created with default settings; nothing was written. Create it with {fam}.CREATE {key} {set}, \
          or use noeviction or a volatile-* policy (docs/eviction.md)",
         key = b.key.as_slice().escape_ascii(),
         what = f.identity(),
-        policy = policy_text(),
+        policy = format!("maxmemory-policy {}", policy_name()),
         fam = f.name(),
         set = f.settings(),
     ))
@@ -101,10 +102,14 @@ pub fn refuse_without_identity(b: &BoardCtx, f: Family) -> Res<()> {
 /// The error of a ZSET that belongs to the other family: a RANK board given
 /// to a HOT command, or a HOT board to a RANK command.
 pub fn other_family(b: &BoardCtx, is: Family) -> Fail {
-    let (is, use_) = (is.name(), if is == Family::Hot { "RANK" } else { "HOT" });
+    let (what, use_) = (
+        is.identity(),
+        if is == Family::Hot { "RANK" } else { "HOT" },
+    );
     Fail::Msg(format!(
-        "ERR '{}' is a {is} board ({is} keys it derived exist), not a {use_} board; use {is} commands or another key",
-        b.key.as_slice().escape_ascii()
+        "ERR '{}' is a {is} board (it has a {what}), not a {use_} board; use {is} commands or another key",
+        b.key.as_slice().escape_ascii(),
+        is = is.name(),
     ))
 }
 
