@@ -46,6 +46,9 @@ fn info_reports_the_layout_members_and_period_boards() {
     let day = day_id();
     let got: Vec<(&str, &str)> = i.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let mut want = vec![
+        // The server's eviction policy (docs/eviction.md).
+        ("eviction_unsafe", "0"),
+        ("maxmemory_policy", "noeviction"),
         ("keep", "3"),
         ("max", "1000"),
         ("members", "3"),

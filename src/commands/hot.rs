@@ -47,8 +47,11 @@ pub(super) fn facts(b: &BoardCtx, article: &[u8]) -> Res<Option<Facts>> {
         return Ok(None);
     }
     let (_, uv_h) = b.open_derived(Kind::Uv, &[article], KeyKind::String, false)?;
+    // Each is checked even when not whole: a value hotrank did not write
+    // is refused, as a view would refuse it.
+    let (pv, uv) = (counter_of(&pv_h)?, uv_of(&uv_h)?);
     let (pv, uv) = if article_counts_whole(&pv_h, &uv_h, published) {
-        (counter_of(&pv_h)?, uv_of(&uv_h)?)
+        (pv, uv)
     } else {
         (0, 0)
     };
@@ -106,7 +109,13 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     // Counters that eviction separated are forgotten (see `facts`): the
     // publish time does not bring them back.
     let stale = !article_counts_whole(&pv_h, &uv_h, old_published);
-    let pv_now = if stale { 0 } else { counter_of(&pv_h)? };
+    let pv_now = counter_of(&pv_h)?;
+    if stale {
+        // Checked before it is deleted: a value hotrank did not write is
+        // refused (PFCOUNT's error), never deleted.
+        uv_of(&uv_h)?;
+    }
+    let pv_now = if stale { 0 } else { pv_now };
     let (rm, mut rm_h) = b.open_derived(Kind::Removed, &[article], KeyKind::String, true)?;
     let (ix, mut ix_h) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, true)?;
 

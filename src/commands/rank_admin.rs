@@ -128,7 +128,7 @@ fn check_members_fit(b: &BoardCtx, l: &Layout) -> Res<()> {
         let fits = l.decode(packed).is_ok_and(|(_, t)| t <= now);
         if !fits {
             return Err(Fail::Msg(format!(
-                "ERR member '{}' has a score this layout cannot decode (ZSET score {packed}): give the board's own RESOLUTION, MIN, MAX and ORDER; nothing was written",
+                "ERR member '{}' has a score this layout cannot decode: give the board's own RESOLUTION, MIN, MAX and ORDER; nothing was written",
                 m.as_slice().escape_ascii()
             )));
         }

@@ -291,10 +291,11 @@ fn read(
     let uv = open_hll(b, &k.uv)?;
     // Counters that eviction separated read as forgotten (see `facts`).
     let stale = !article_counts_whole(&pv, &uv, published);
+    // A leftover is still checked: a value hotrank did not write is
+    // refused, never deleted.
     let pv_value = match pv.kind() {
-        _ if stale => None,
         KeyKind::Empty => None,
-        _ => Some(counter_of(&pv)?),
+        _ => Some(counter_of(&pv)?).filter(|_| !stale),
     };
     let ix = if pv_value.is_none() {
         Some(b.open_derived(Kind::Index, &[], KeyKind::ZSet, true)?)
