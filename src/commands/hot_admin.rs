@@ -394,8 +394,11 @@ fn dedup_shard_names(b: &BoardCtx, settings: &BoardSettings, now: i64) -> Res<Ve
 /// by themselves, are not counted), `memory_bytes` (`MEMORY USAGE` of the
 /// board keys and dedup shards, plus the article keys of up to
 /// [`INFO_MEMORY_SAMPLE`] articles scaled to all tracked ones),
-/// `memory_method` and `replication` (`effects`). A board without keys
-/// reports the settings and zeros.
+/// `memory_method`, `replication` (`effects`), then [`eviction_fields`]
+/// (`eviction_unsafe`, `maxmemory_policy`). A board without keys reports
+/// the settings and zeros, except under a policy that may evict board
+/// identity keys: then it is refused with the board identity error, since
+/// it may be a board evicted whole (docs/eviction.md).
 pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 2)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;

@@ -14,9 +14,12 @@ use redis_module::{Context, RedisString, RedisValue};
 /// `±hh:mm` and `keep`, nil without periods), `members` (of the all-time
 /// board) and `period_boards`: a flat array `[id, members, …]` of the
 /// current period boards (server clock, the board's TZ; 0 members when not
-/// yet written). A missing board reports the default layout a first write
-/// would store, with 0 members. Errors as every RANK command: a ZSET that
-/// is not RANK's, WRONGTYPE, NOPERM.
+/// yet written), then `eviction_unsafe` and `maxmemory_policy`
+/// (docs/eviction.md). A missing board reports the default layout a first
+/// write would store, with 0 members, except under a policy that may evict
+/// board identity keys (the board identity error). Errors as every RANK
+/// command: a ZSET without a layout (the board identity error), WRONGTYPE,
+/// NOPERM.
 pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 2)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
