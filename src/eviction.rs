@@ -86,7 +86,7 @@ pub fn policy() -> String {
 /// The warning logged when the policy becomes unsafe for boards.
 pub fn warning(policy: &str) -> String {
     format!(
-        "hotrank: maxmemory-policy {policy} with maxmemory set may evict a board's identity keys \
+        "maxmemory-policy {policy} with maxmemory set may evict a board's identity keys \
          (HOT board record, RANK layout) apart from its data; such a board then refuses reads and \
          writes until HOT.REPAIR / RANK.REPAIR, and boards are not created implicitly \
          (use HOT.CREATE / RANK.CREATE). Use noeviction or a volatile-* policy to keep boards \

@@ -434,3 +434,46 @@ fn info_follows_config_set_of_the_policy_and_maxmemory() {
     config_set(&mut c, "maxmemory", "0");
     assert_eq!(info_eviction(&mut c).0, "0");
 }
+
+#[test]
+fn the_warning_is_logged_once_per_change() {
+    let log = std::env::temp_dir().join(format!(
+        "hotrank-eviction-{}-{}.log",
+        std::process::id(),
+        free_port()
+    ));
+    let path = log.to_string_lossy().into_owned();
+    let s = Server::start_with(
+        &[
+            "--logfile",
+            &path,
+            "--maxmemory-policy",
+            "allkeys-lru",
+            "--maxmemory",
+            "100mb",
+        ],
+        true,
+    );
+    let mut c = s.conn();
+    config_set(&mut c, "maxmemory", "200mb"); // same policy: no new warning
+    config_set(&mut c, "maxmemory-policy", "allkeys-lfu"); // warned
+    config_set(&mut c, "maxmemory-policy", "volatile-lru"); // safe
+    config_set(&mut c, "maxmemory-policy", "allkeys-random"); // warned
+    let text = std::fs::read_to_string(&log).expect("log");
+    let warned: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("may evict a board's identity keys"))
+        .collect();
+    let _ = std::fs::remove_file(&log);
+    assert_eq!(warned.len(), 3, "{warned:#?}");
+    for (line, policy) in warned
+        .iter()
+        .zip(["allkeys-lru", "allkeys-lfu", "allkeys-random"])
+    {
+        assert!(
+            line.contains(&format!("maxmemory-policy {policy} ")),
+            "{line}"
+        );
+        assert!(line.contains(" # "), "not at warning level: {line}");
+    }
+}
