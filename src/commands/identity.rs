@@ -59,12 +59,12 @@ fn policy_name() -> String {
 /// <settings>` with the board's own settings, or another key.
 pub fn lost(b: &BoardCtx, f: Family) -> Fail {
     Fail::Msg(format!(
-        "{IDENTITY_MISSING} '{key}' holds a ZSET but no {what}: evicted ({policy}) or deleted, \
+        "{IDENTITY_MISSING} '{key}' holds a ZSET but no {what}: evicted (maxmemory-policy is {policy}) or deleted, \
          or never written by {fam}; nothing was written. Rebuild it with {fam}.REPAIR {key} {set} \
          giving the board's own settings, or use another key (docs/eviction.md)",
         key = b.key.as_slice().escape_ascii(),
         what = f.identity(),
-        policy = format!("maxmemory-policy is {}", policy_name()),
+        policy = policy_name(),
         fam = f.name(),
         set = f.settings(),
     ))
@@ -76,12 +76,12 @@ pub fn lost(b: &BoardCtx, f: Family) -> Fail {
 /// with default settings could silently change a board's settings.
 fn missing(b: &BoardCtx, f: Family) -> Fail {
     Fail::Msg(format!(
-        "{IDENTITY_MISSING} '{key}' has no {what}, and {policy} may have evicted it whole, so it \
+        "{IDENTITY_MISSING} '{key}' has no {what}, and maxmemory-policy {policy} may have evicted it whole, so it \
          is not created with default settings; nothing was written. Create it with {fam}.CREATE {key} {set}, \
          or use noeviction or a volatile-* policy (docs/eviction.md)",
         key = b.key.as_slice().escape_ascii(),
         what = f.identity(),
-        policy = format!("maxmemory-policy {}", policy_name()),
+        policy = policy_name(),
         fam = f.name(),
         set = f.settings(),
     ))
