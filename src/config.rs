@@ -342,8 +342,34 @@ pub fn info_fields() -> Vec<(String, String)> {
             c.value().to_string(),
         ));
     }
+    // Whether the server's eviction policy may evict board identity keys
+    // (docs/eviction.md), and that policy.
+    out.push((
+        "eviction_unsafe".to_string(),
+        u8::from(crate::eviction::is_unsafe()).to_string(),
+    ));
+    out.push(("maxmemory_policy".to_string(), crate::eviction::policy()));
     out
 }
+
+/// Reads the server's `maxmemory-policy` and `maxmemory` into
+/// [`crate::eviction`], and logs its warning when the policy became unsafe
+/// for boards (once per change). Run at load time and after every CONFIG
+/// SET of either ([`crate::ffi::follow_configs`]).
+pub fn follow_eviction(ctx: &redis_module::Context) {
+    let policy = crate::ffi::config_get(ctx, "maxmemory-policy").unwrap_or_default();
+    let maxmemory = crate::ffi::config_get(ctx, "maxmemory")
+        .and_then(|m| m.parse::<u64>().ok())
+        .unwrap_or(0);
+    if crate::eviction::store(&policy, maxmemory) {
+        ctx.log_warning(&crate::eviction::warning(&policy));
+    }
+}
+
+/// The server configs the module follows besides its own:
+/// [`follow_eviction`]'s.
+pub static FOLLOWED: [crate::ffi::ConfigWatch; 1] =
+    [(&["maxmemory-policy", "maxmemory"], follow_eviction)];
 
 #[cfg(test)]
 mod tests {

@@ -256,6 +256,34 @@ const HOT_ALTER_ARGS: [Arg; 2] = [
         .with(&HOT_SETTINGS),
 ];
 
+/// RANK.CREATE's arguments (RANK.REPAIR takes the same).
+const RANK_LAYOUT_ARGS: &[Arg] = &[
+    key(),
+    Arg::new("resolution", ArgType::OneOf)
+        .token("RESOLUTION")
+        .optional()
+        .summary("time resolution of ties, default s")
+        .with(RESOLUTION),
+    integer("min")
+        .token("MIN")
+        .optional()
+        .summary("lowest score"),
+    integer("max")
+        .token("MAX")
+        .optional()
+        .summary("highest score"),
+    Arg::new("order", ArgType::OneOf)
+        .token("ORDER")
+        .optional()
+        .summary("which scores rank first, default desc")
+        .with(ORDER),
+    Arg::new("periods", ArgType::Block)
+        .token("PERIODS")
+        .optional()
+        .summary("also keep a board per period, updated by every write")
+        .with(PERIODS),
+];
+
 /// Every command, in the order of registration.
 pub static COMMANDS: &[Command] = &[
     Command {
@@ -318,26 +346,7 @@ pub static COMMANDS: &[Command] = &[
         summary: "Creates a leaderboard with a chosen time resolution, score range and order, optionally with day, week and month boards.",
         since: SINCE,
         complexity: "O(1)",
-        args: &[
-            key(),
-            Arg::new("resolution", ArgType::OneOf)
-                .token("RESOLUTION")
-                .optional()
-                .summary("time resolution of ties, default s")
-                .with(RESOLUTION),
-            integer("min").token("MIN").optional().summary("lowest score"),
-            integer("max").token("MAX").optional().summary("highest score"),
-            Arg::new("order", ArgType::OneOf)
-                .token("ORDER")
-                .optional()
-                .summary("which scores rank first, default desc")
-                .with(ORDER),
-            Arg::new("periods", ArgType::Block)
-                .token("PERIODS")
-                .optional()
-                .summary("also keep a board per period, updated by every write")
-                .with(PERIODS),
-        ],
+        args: RANK_LAYOUT_ARGS,
     },
     Command {
         name: "rank.incr",
@@ -523,6 +532,21 @@ pub static COMMANDS: &[Command] = &[
         since: SINCE,
         complexity: "O(1) for every call. O(N) for a complete iteration, where N is the number of keys in the database.",
         args: BOARDS_ARGS,
+    },
+    // Boards under memory pressure (issue 36).
+    Command {
+        name: "hot.repair",
+        summary: "Rebuilds the board record of a hot-articles board whose record was evicted (or deleted) while its ZSET remains, with the settings given (others from the hotrank.* configs), and rescores its articles; refused on a board that has its record.",
+        since: SINCE,
+        complexity: "O(N*log(N)) where N is the number of articles on the board.",
+        args: &HOT_CREATE_ARGS,
+    },
+    Command {
+        name: "rank.repair",
+        summary: "Rebuilds the layout of a leaderboard whose layout key was evicted (or deleted) while its ZSET remains, with RANK.CREATE's options; refused on a board that has its layout, or when a member's score does not fit the layout.",
+        since: SINCE,
+        complexity: "O(N) where N is the number of members: each score is checked against the layout.",
+        args: RANK_LAYOUT_ARGS,
     },
 ];
 

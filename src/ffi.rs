@@ -1685,26 +1685,38 @@ pub fn hll_sparse_max_bytes() -> usize {
 }
 
 fn read_hll_sparse_max(ctx: &Context) {
-    let v = ctx.call("CONFIG", &["GET", "hll-sparse-max-bytes"]);
+    if let Some(n) = config_get(ctx, "hll-sparse-max-bytes").and_then(|s| s.parse().ok()) {
+        HLL_SPARSE_MAX.store(n, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The value of server config `name` (`CONFIG GET name`) as text; `None`
+/// when the server gives none. For load time and config-change callbacks,
+/// never a command's hot path.
+pub fn config_get(ctx: &Context, name: &str) -> Option<String> {
+    let v = ctx.call("CONFIG", &["GET", name]);
     let value = match v {
         Ok(redis_module::RedisValue::Array(a)) => a.into_iter().nth(1),
         _ => None,
     };
-    let n = match value {
-        Some(redis_module::RedisValue::SimpleString(s)) => s.parse::<usize>().ok(),
-        Some(redis_module::RedisValue::BulkString(s)) => s.parse::<usize>().ok(),
-        Some(redis_module::RedisValue::BulkRedisString(s)) => std::str::from_utf8(s.as_slice())
-            .ok()
-            .and_then(|s| s.parse().ok()),
-        Some(redis_module::RedisValue::StringBuffer(b)) => {
-            std::str::from_utf8(&b).ok().and_then(|s| s.parse().ok())
+    match value {
+        Some(redis_module::RedisValue::SimpleString(s)) => Some(s),
+        Some(redis_module::RedisValue::BulkString(s)) => Some(s),
+        Some(redis_module::RedisValue::BulkRedisString(s)) => {
+            std::str::from_utf8(s.as_slice()).ok().map(str::to_owned)
         }
+        Some(redis_module::RedisValue::StringBuffer(b)) => String::from_utf8(b).ok(),
         _ => None,
-    };
-    if let Some(n) = n {
-        HLL_SPARSE_MAX.store(n, std::sync::atomic::Ordering::Relaxed);
     }
 }
+
+/// A server config the module follows: its name and what to run (with a
+/// context that may call `CONFIG GET`) at load time and after each CONFIG
+/// SET that changes it.
+pub type ConfigWatch = (&'static [&'static str], fn(&Context));
+
+/// The configs [`follow_configs`] follows (set once, at load time).
+static WATCHED: std::sync::OnceLock<&'static [ConfigWatch]> = std::sync::OnceLock::new();
 
 extern "C" fn on_config_change(
     ctx: *mut raw::RedisModuleCtx,
@@ -1712,24 +1724,40 @@ extern "C" fn on_config_change(
     _subevent: u64,
     data: *mut libc::c_void,
 ) {
+    let Some(watched) = WATCHED.get() else {
+        return;
+    };
     // SAFETY: for REDISMODULE_EVENT_CONFIG the server passes a
     // RedisModuleConfigChange (version 1) whose `config_names` holds
     // `num_changes` NUL-terminated names, valid during the callback.
-    let hit = unsafe {
+    let changed = |name: &str| unsafe {
         let d = &*(data as *const raw::RedisModuleConfigChange);
-        (0..d.num_changes as usize).any(|i| {
-            std::ffi::CStr::from_ptr(*d.config_names.add(i)).to_bytes() == b"hll-sparse-max-bytes"
-        })
+        (0..d.num_changes as usize)
+            .any(|i| std::ffi::CStr::from_ptr(*d.config_names.add(i)).to_bytes() == name.as_bytes())
     };
-    if hit {
-        read_hll_sparse_max(&Context::new(ctx));
+    let ctx = Context::new(ctx);
+    for (names, run) in watched.iter() {
+        if names.iter().any(|n| changed(n)) {
+            run(&ctx);
+        }
     }
 }
 
-/// Reads `hll-sparse-max-bytes` now and subscribes to config changes to
-/// follow it. Called once at load time.
-pub fn follow_hll_sparse_max(ctx: &Context) {
-    read_hll_sparse_max(ctx);
+/// Reads `hll-sparse-max-bytes` now and follows it, with the other
+/// `watched` configs (each callback runs now, then after every CONFIG SET
+/// of one of its names: the config-change server event, so no command
+/// pays for a CONFIG GET). Called once at load time.
+pub fn follow_configs(ctx: &Context, watched: &'static [ConfigWatch]) {
+    static ALL: std::sync::OnceLock<Vec<ConfigWatch>> = std::sync::OnceLock::new();
+    let all = ALL.get_or_init(|| {
+        let mut v: Vec<ConfigWatch> = vec![(&["hll-sparse-max-bytes"], read_hll_sparse_max)];
+        v.extend_from_slice(watched);
+        v
+    });
+    let _ = WATCHED.set(all.as_slice());
+    for (_, run) in all.iter() {
+        run(ctx);
+    }
     // SAFETY: the load-time context; the callback is a plain function that
     // lives as long as the module.
     unsafe {

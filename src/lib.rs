@@ -19,6 +19,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod detmath;
+pub mod eviction;
 pub mod hot;
 pub mod keys;
 pub mod parse;
@@ -67,7 +68,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     }
     ffi::register_info(ctx, info_fields);
     ffi::set_explicit_signals(ctx);
-    ffi::follow_hll_sparse_max(ctx);
+    ffi::follow_configs(ctx, &config::FOLLOWED);
     // The score formatter's tables, built now so no command pays for them.
     shortest::warm_up();
     // Follows this node's slot migrations (issue 37).

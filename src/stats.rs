@@ -153,7 +153,9 @@ mod tests {
             ("ERR AT is later than the server clock: writes cannot be in the future", BadValue),
             ("ERR score 5 is out of range [0, 3] of this board", BadValue),
             ("ERR board already exists", Other),
-            ("ERR key holds a ZSET that was not made by HOT (no board record, or a RANK board); use another key", Other),
+            ("ERR board identity missing: 'k' holds a ZSET but no HOT board record: evicted (maxmemory-policy is allkeys-lru) or deleted, or never written by HOT; nothing was written. Rebuild it with HOT.REPAIR k [settings] giving the board's own settings, or use another key (docs/eviction.md)", Other),
+            ("ERR board identity missing: 'k' has no RANK layout, and maxmemory-policy allkeys-lru may have evicted it whole, so it is not created with default settings; nothing was written. Create it with RANK.CREATE k [layout], or use noeviction or a volatile-* policy (docs/eviction.md)", Other),
+            ("ERR 'k' is a RANK board (it has a RANK layout), not a HOT board; use RANK commands or another key", Other),
             ("ERR hotrank internal error (caught a panic; please report it)", Other),
             ("ERR corrupt RANK layout key", Other),
         ];

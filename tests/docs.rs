@@ -21,7 +21,7 @@ use redis::{Connection, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every command of the module (the `redis_module!` list in `src/lib.rs`).
-const COMMANDS: [&str; 26] = [
+const COMMANDS: [&str; 28] = [
     "hot.publish",
     "hot.view",
     "hot.top",
@@ -50,6 +50,9 @@ const COMMANDS: [&str; 26] = [
     // Listing a node's boards (issue 22): keyless.
     "hot.boards",
     "rank.boards",
+    // Boards under memory pressure (issue 36).
+    "hot.repair",
+    "rank.repair",
 ];
 
 /// The keyless commands: no board key, no key spec (as SCAN).
@@ -62,9 +65,10 @@ const PARSER_FNS: [(&str, &[&str]); 17] = [
     ("top_impl", &["hot.top"]),
     ("export_impl", &["hot.export"]),
     ("list_boards", &["hot.boards", "rank.boards"]),
-    ("create_layout", &["rank.create"]),
-    ("parse_resolution", &["rank.create"]),
-    ("parse_order", &["rank.create"]),
+    // RANK.REPAIR takes RANK.CREATE's options.
+    ("create_layout", &["rank.create", "rank.repair"]),
+    ("parse_resolution", &["rank.create", "rank.repair"]),
+    ("parse_order", &["rank.create", "rank.repair"]),
     // The trailing `AT t` of HOT.VIEW, HOT.STATS and RANK.INCR.
     ("trailing_at", &["hot.view", "hot.stats", "rank.incr"]),
     ("set_options", &["rank.set"]),
@@ -86,11 +90,25 @@ const PARSER_FNS: [(&str, &[&str]); 17] = [
     ),
     // The reads' `PERIOD … [AGO n]`.
     ("period_opt", RANK_READS),
-    // Period names: RANK.CREATE's PERIODS and the reads' PERIOD.
-    ("parse_period", PERIOD_COMMANDS),
+    // Period names: RANK.CREATE's (and RANK.REPAIR's) PERIODS and the
+    // reads' PERIOD.
+    ("parse_period", PARSE_PERIOD_COMMANDS),
     // Score bounds (`-inf`, `+inf`): values, not keywords; see
     // `bounds_are_documented`.
     ("score_bound", &[]),
+];
+
+/// The commands that take period names: [`PERIOD_COMMANDS`] and RANK.REPAIR.
+const PARSE_PERIOD_COMMANDS: &[&str] = &[
+    "rank.create",
+    "rank.repair",
+    "rank.score",
+    "rank.rank",
+    "rank.range",
+    "rank.card",
+    "rank.around",
+    "rank.rangebyscore",
+    "rank.count",
 ];
 
 /// The module's version in which every command first appeared.
@@ -513,6 +531,24 @@ fn every_command_is_documented() {
     }
 }
 
+/// Makes the board of a generated HOT.REPAIR / RANK.REPAIR invocation
+/// `words`: created with the same options (HOT.CREATE / RANK.CREATE), one
+/// write, then its record or layout deleted, as eviction would.
+fn damage_board(c: &mut Connection, name: &str, words: &[String]) {
+    let key = words[1].clone();
+    let (create, write, identity) = if name == "hot.repair" {
+        ("HOT.CREATE", vec!["HOT.VIEW", &key, "a", "v"], "board")
+    } else {
+        ("RANK.CREATE", vec!["RANK.INCR", &key, "m", "1"], "layout")
+    };
+    let mut made = vec![create.to_string()];
+    made.extend(words[1..].iter().cloned());
+    run(c, &made).expect(create);
+    let write: Vec<String> = write.iter().map(|s| s.to_string()).collect();
+    run(c, &write).expect("a write");
+    run(c, &["DEL".to_string(), format!("{key}\0{identity}")]).expect("DEL");
+}
+
 #[test]
 fn generated_invocations_are_accepted() {
     let s = Server::start();
@@ -527,6 +563,12 @@ fn generated_invocations_are_accepted() {
             if name == "hot.alter" {
                 // HOT.ALTER changes a board that exists.
                 run(&mut c, &["HOT.CREATE".to_string(), words[1].clone()]).expect("HOT.CREATE");
+            }
+            if name == "hot.repair" || name == "rank.repair" {
+                // REPAIR rebuilds the identity of a board that lost it: the
+                // same board made with the same options, written, then its
+                // record or layout deleted.
+                damage_board(&mut c, name, words);
             }
             if let Err(e) = run(&mut c, words) {
                 panic!("{words:?}, generated from the docs of {name}, is refused: {e}");
@@ -573,9 +615,9 @@ fn parser_keywords_match_the_documented_tokens() {
                 .insert(kw.to_ascii_uppercase());
         }
     }
-    // HOT.CREATE and HOT.ALTER take the setting names of src/hot/settings.rs
-    // (matched there by name, not by keyword).
-    for cmd in ["hot.create", "hot.alter"] {
+    // HOT.CREATE, HOT.ALTER and HOT.REPAIR take the setting names of
+    // src/hot/settings.rs (matched there by name, not by keyword).
+    for cmd in ["hot.create", "hot.alter", "hot.repair"] {
         from_source.get_mut(cmd).expect("a command").extend(
             [
                 "ALPHA",

@@ -3,6 +3,7 @@
 //! key holds, and the writes with their replicated effects. Handlers live in
 //! `hot.rs`, `view.rs` and `hot_settings.rs`.
 
+use super::identity::{self, Family};
 use super::{effect, BoardCtx, Fail, Res};
 use crate::config;
 use crate::ffi::{self, Event, KeyKind};
@@ -80,20 +81,23 @@ pub(super) fn board_record(name: &RedisString, h: &ffi::Key) -> Res<Option<Board
 
 /// How a HOT board is recognised: its ZSET is missing or empty, or it has a
 /// board record (the derived `board` string that every counted view writes),
-/// and it is not a RANK board (no RANK layout). Anything else is a ZSET
-/// hotrank's HOT commands did not make: refused, so its members are never
-/// rescored or trimmed away.
+/// and it is not a RANK board (no RANK layout). A non-empty ZSET without a
+/// record gets the one error of a board whose identity is gone
+/// ([`identity::lost`]: its record was evicted, or HOT never made it), or,
+/// when it has a RANK layout, the error of a RANK board: its members are
+/// never rescored or trimmed away.
 pub(super) fn check_hot_board(b: &BoardCtx, board: &ffi::Key, has_record: bool) -> Res<()> {
-    let foreign = if board.kind() == KeyKind::ZSet && board.len() > 0 {
-        !has_record
-    } else {
-        b.exists(&b.derived(Kind::Layout, &[], false)?)?
-    };
-    if foreign {
-        return Err(Fail::Msg(
-            "ERR key holds a ZSET that was not made by HOT (no board record, or a RANK board); use another key"
-                .into(),
-        ));
+    if board.kind() == KeyKind::ZSet && board.len() > 0 {
+        if has_record {
+            return Ok(());
+        }
+        if identity::has_rank_layout(b) {
+            return Err(identity::other_family(b, Family::Rank));
+        }
+        return Err(identity::lost(b, Family::Hot));
+    }
+    if b.exists(&b.derived(Kind::Layout, &[], false)?)? {
+        return Err(identity::other_family(b, Family::Rank));
     }
     Ok(())
 }
@@ -256,11 +260,16 @@ impl BoardState {
             // A board created by a write keeps today's key names (id 0): two
             // servers given the same writes hold the same names. HOT.CREATE
             // gives a board an incarnation id.
-            None => (
-                BoardRecord::new_board(config::board_settings(0)),
-                true,
-                true,
-            ),
+            // Under a policy that may evict records, a board without one
+            // is not made on the way: it may be a board evicted whole.
+            None => {
+                identity::refuse_without_identity(b, Family::Hot)?;
+                (
+                    BoardRecord::new_board(config::board_settings(0)),
+                    true,
+                    true,
+                )
+            }
         };
         let settings = record.settings.unwrap_or_default();
         if !settings.formula.is_valid() {

@@ -31,17 +31,43 @@ pub(super) struct Facts {
 /// An article's PV (its counter), UV (its HyperLogLog) and publish time
 /// (its meta hash): the one source of each. `None` for an unknown article
 /// (no PV and no publish time).
+///
+/// The counts are one state only while all three keys live: a counted
+/// view writes them together and retention expires them together, so an
+/// article missing one of them lost it to eviction (docs/eviction.md).
+/// Its PV and UV then read as 0, as an article whose counters retention
+/// forgot (its publish time stays when its meta hash does), never as a
+/// count mixed from two lives; its next counted view starts them afresh
+/// ([`article_counts_whole`]).
 pub(super) fn facts(b: &BoardCtx, article: &[u8]) -> Res<Option<Facts>> {
     let (_, meta) = b.open_derived(Kind::Meta, &[article], KeyKind::Hash, false)?;
     let published = published_at(&meta)?;
     let (_, pv_h) = b.open_derived(Kind::Pv, &[article], KeyKind::String, false)?;
-    let pv = counter_of(&pv_h)?;
-    if pv == 0 && published.is_none() {
+    if pv_h.kind() == KeyKind::Empty && published.is_none() {
         return Ok(None);
     }
     let (_, uv_h) = b.open_derived(Kind::Uv, &[article], KeyKind::String, false)?;
-    let uv = uv_of(&uv_h)?;
+    // Each is checked even when not whole: a value hotrank did not write
+    // is refused, as a view would refuse it.
+    let (pv, uv) = (counter_of(&pv_h)?, uv_of(&uv_h)?);
+    let (pv, uv) = if article_counts_whole(&pv_h, &uv_h, published) {
+        (pv, uv)
+    } else {
+        (0, 0)
+    };
+    if pv == 0 && published.is_none() {
+        return Ok(None);
+    }
     Ok(Some(Facts { pv, uv, published }))
+}
+
+/// Whether an article's counts are whole: its PV counter, its HyperLogLog
+/// and its publish time all exist. Only eviction separates them (see
+/// [`facts`]); an article that has none of the counters is whole too
+/// (never viewed, or forgotten).
+pub(super) fn article_counts_whole(pv: &ffi::Key, uv: &ffi::Key, published: Option<i64>) -> bool {
+    let (has_pv, has_uv) = (pv.kind() != KeyKind::Empty, uv.kind() != KeyKind::Empty);
+    (has_pv && has_uv && published.is_some()) || (!has_pv && !has_uv)
 }
 
 /// `HOT.PUBLISH K article published_at` → 1 if the publish time is new, 0 if updated.
@@ -79,8 +105,17 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     let old_published = published_at(&meta_h)?;
     let mut pub_h = b.open(&pubidx, KeyKind::ZSet, true)?;
     let mut pv_h = b.open(&pv, KeyKind::String, true)?;
-    let pv_now = counter_of(&pv_h)?;
     let mut uv_h = b.open(&uv, KeyKind::String, true)?;
+    // Counters that eviction separated are forgotten (see `facts`): the
+    // publish time does not bring them back.
+    let stale = !article_counts_whole(&pv_h, &uv_h, old_published);
+    let pv_now = counter_of(&pv_h)?;
+    if stale {
+        // Checked before it is deleted: a value hotrank did not write is
+        // refused (PFCOUNT's error), never deleted.
+        uv_of(&uv_h)?;
+    }
+    let pv_now = if stale { 0 } else { pv_now };
     let (rm, mut rm_h) = b.open_derived(Kind::Removed, &[article], KeyKind::String, true)?;
     let (ix, mut ix_h) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, true)?;
 
@@ -97,6 +132,9 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     // Write.
     b.claim_epoch()?;
     st.replicate_settings(ctx, b.key);
+    if stale {
+        b.delete_open(&mut [(&pv, &mut pv_h), (&uv, &mut uv_h)], false);
+    }
     let p = IntText::new(published);
     let fields = [(&*super::board::PUBLISHED_AT, p.as_bytes())];
     meta_h.hash_set(&fields);
@@ -425,7 +463,12 @@ pub(super) fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
         None => ffi::now_ms(),
     };
     let sus = b.derived(Kind::Suspicious, &[article], false)?;
-    b.open_board(false)?;
+    // A ZSET that HOT did not make, or whose record is gone, is refused:
+    // its scores would come from settings that are not the board's.
+    let board_h = b.open_board(false)?;
+    let (rec, settings) = read_settings(&b)?;
+    check_hot_board(&b, &board_h, rec.is_some())?;
+    drop(board_h);
     let suspicious = counter_of(&b.open(&sus, KeyKind::String, false)?)?;
     let Some(a) = facts(&b, article)?.or((suspicious > 0).then_some(Facts {
         pv: 0,
@@ -435,7 +478,7 @@ pub(super) fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
         return Ok(RedisValue::Null);
     };
     let score = match a.published {
-        Some(p) if a.pv > 0 => read_settings(&b)?.1.formula.score(a.pv, a.uv, p, q),
+        Some(p) if a.pv > 0 => settings.formula.score(a.pv, a.uv, p, q),
         _ => 0.0,
     };
     Ok(ffi::reply_map(

@@ -331,6 +331,19 @@ fn board_settings(settings: &BoardSettings) -> Vec<(&'static str, RedisValue)> {
     out
 }
 
+/// HOT.INFO's and RANK.INFO's last fields: `eviction_unsafe` (1 when the
+/// server's `maxmemory-policy` may evict the board's identity keys apart
+/// from its data, see docs/eviction.md; else 0) and `maxmemory_policy`.
+pub(super) fn eviction_fields() -> [(&'static str, RedisValue); 2] {
+    [
+        (
+            "eviction_unsafe",
+            RedisValue::Integer(i64::from(crate::eviction::is_unsafe())),
+        ),
+        ("maxmemory_policy", bulk(crate::eviction::policy())),
+    ]
+}
+
 /// Index entries HOT.INFO looks at to count article keys (exact up to this
 /// many tracked articles, else scaled from them).
 pub const INFO_KEY_SAMPLE: usize = 1000;
@@ -381,8 +394,11 @@ fn dedup_shard_names(b: &BoardCtx, settings: &BoardSettings, now: i64) -> Res<Ve
 /// by themselves, are not counted), `memory_bytes` (`MEMORY USAGE` of the
 /// board keys and dedup shards, plus the article keys of up to
 /// [`INFO_MEMORY_SAMPLE`] articles scaled to all tracked ones),
-/// `memory_method` and `replication` (`effects`). A board without keys
-/// reports the settings and zeros.
+/// `memory_method`, `replication` (`effects`), then [`eviction_fields`]
+/// (`eviction_unsafe`, `maxmemory_policy`). A board without keys reports
+/// the settings and zeros, except under a policy that may evict board
+/// identity keys: then it is refused with the board identity error, since
+/// it may be a board evicted whole (docs/eviction.md).
 pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 2)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
@@ -391,6 +407,11 @@ pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let (hb, hb_h) = b.open_derived(Kind::HotBoard, &[], KeyKind::String, false)?;
     let record = board_record(&hb, &hb_h)?;
     check_hot_board(&b, &board, record.is_some())?;
+    if record.is_none() {
+        // The configs' settings are shown only where no board can have
+        // been evicted whole.
+        super::identity::refuse_without_identity(&b, super::identity::Family::Hot)?;
+    }
     let settings = settings_of(record);
     let (pubidx, _) = b.open_derived(Kind::PubIndex, &[], KeyKind::ZSet, false)?;
     let (ix, ix_h) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, false)?;
@@ -462,5 +483,6 @@ pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
             }),
         ),
     ]);
+    out.extend(eviction_fields());
     Ok(ffi::reply_map(ctx, out))
 }

@@ -140,30 +140,106 @@ pub(super) fn alter_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
     // Rescore: every score first (nothing is written if one fails).
     let mut rescored = Vec::new();
     if had.is_some() && old.scored != Scored::By(s.formula.fingerprint()) && board.len() > 0 {
-        let members = b.zrange(b.key, 0, -1)?;
-        for (m, _) in members {
-            let score = match facts(&b, m.as_slice())? {
-                Some(a) if a.pv > 0 => {
-                    let p = a.published.unwrap_or(i64::MIN / 2);
-                    s.formula.score(a.pv, a.uv, p, now)
-                }
-                _ => 0.0,
-            };
-            rescored.push((m, score));
-        }
-        let bounded = BoardRecord::after_write(None, s.formula.fingerprint(), now)
-            .map_or(now, |r| r.max_view_at);
-        new.max_view_at = old.max_view_at.max(bounded);
+        rescored = rescore_all(&b, &s, now)?;
+        new.max_view_at = old.max_view_at.max(view_bound(&s, now));
         new.scored = Scored::By(s.formula.fingerprint());
     }
     b.claim_epoch()?;
-    for (m, score) in &rescored {
-        board.zset_add(*score, m)?;
-        zadd_effect(ctx, b.key, &ScoreText::new(*score), m);
-    }
+    write_scores(&b, &mut board, &rescored)?;
     if stored != Some(new) {
         write_record(ctx, &hb, &mut hb_h, &new)?;
     }
     replicate_settings(ctx, c"HOT.ALTER", b.key, &s, false, Some(now));
+    Ok(RedisValue::SimpleStringStatic("OK"))
+}
+
+/// Every article on the board with its score at `now` (unix ms) under the
+/// settings `s`: the score of its counters and publish time, 0 for an
+/// article without counted views (or whose counters were lost, see
+/// [`facts`]). Reads only: nothing is written.
+fn rescore_all(b: &BoardCtx, s: &BoardSettings, now: i64) -> Res<Vec<(RedisString, f64)>> {
+    let mut rescored = Vec::new();
+    for (m, _) in b.zrange(b.key, 0, -1)? {
+        let score = match facts(b, m.as_slice())? {
+            Some(a) if a.pv > 0 => {
+                let p = a.published.unwrap_or(i64::MIN / 2);
+                s.formula.score(a.pv, a.uv, p, now)
+            }
+            _ => 0.0,
+        };
+        rescored.push((m, score));
+    }
+    Ok(rescored)
+}
+
+/// The board record's `maxViewAt` bound for scores computed at `now`.
+fn view_bound(s: &BoardSettings, now: i64) -> i64 {
+    BoardRecord::after_write(None, s.formula.fingerprint(), now).map_or(now, |r| r.max_view_at)
+}
+
+/// Writes the scores of [`rescore_all`] to the board (open for writing),
+/// each replicated as its exact ZADD.
+fn write_scores(b: &BoardCtx, board: &mut ffi::Key, scores: &[(RedisString, f64)]) -> Res<()> {
+    for (m, score) in scores {
+        board.zset_add(*score, m)?;
+        zadd_effect(b.ctx, b.key, &ScoreText::new(*score), m);
+    }
+    Ok(())
+}
+
+/// `HOT.REPAIR K [ALPHA a] … [RETENTION-SECONDS s]` → `OK`: rebuilds the
+/// board record of a board whose record is gone while its ZSET remains
+/// (evicted under an `allkeys-*` policy, see docs/eviction.md), with the
+/// settings given (the others take the `hotrank.*` configs of this moment,
+/// as HOT.CREATE), a new incarnation id (so its dedup history starts
+/// afresh) and every article on the board rescored at the server clock, so
+/// HOT.TOP prunes again. In `commands` mode replicated as `HOT.REPAIR K ID
+/// id <every setting> CLOCK now`. Errors: `ERR board is not damaged …` (it
+/// has its record: use HOT.ALTER), `ERR no board data to repair …` (no
+/// ZSET: use HOT.CREATE), a RANK board, WRONGTYPE, a setting's range
+/// error; nothing is written on error.
+pub(super) fn repair_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
+    let mut args = Args::new(argv, 2, MAX_ARGS)?;
+    let b = BoardCtx::from_args(ctx, &mut args)?;
+    b.load_epoch(true)?;
+    let (pairs, id, clock) = setting_pairs(ctx, &mut args, true)?;
+    let now = clock.unwrap_or_else(ffi::now_ms);
+    let mut s = config::board_settings(id.unwrap_or(now));
+    s.apply(&pairs).map_err(setting_error)?;
+    let _mode = CommandsMode::enter();
+    let hb = b.derived(Kind::HotBoard, &[], true)?;
+    let mut board = b.open_board(true)?;
+    let mut hb_h = b.open(&hb, KeyKind::String, true)?;
+    if board_record(&hb, &hb_h)?.is_some() {
+        return Err(Fail::Msg(
+            "ERR board is not damaged: it has its HOT board record; change its settings with HOT.ALTER".into(),
+        ));
+    }
+    if board.kind() == KeyKind::Empty {
+        return Err(Fail::Msg(
+            "ERR no board data to repair: the board ZSET is missing; create the board with HOT.CREATE".into(),
+        ));
+    }
+    if super::identity::has_rank_layout(&b) {
+        return Err(super::identity::other_family(
+            &b,
+            super::identity::Family::Rank,
+        ));
+    }
+    if !s.formula.is_valid() {
+        return Err(super::board::view_error(
+            crate::hot::view::ViewError::BadFormula,
+        ));
+    }
+    let rescored = rescore_all(&b, &s, now)?;
+    let record = BoardRecord {
+        max_view_at: view_bound(&s, now),
+        scored: Scored::By(s.formula.fingerprint()),
+        settings: Some(s),
+    };
+    b.claim_epoch()?;
+    write_scores(&b, &mut board, &rescored)?;
+    write_record(ctx, &hb, &mut hb_h, &record)?;
+    replicate_settings(ctx, c"HOT.REPAIR", b.key, &s, true, Some(now));
     Ok(RedisValue::SimpleStringStatic("OK"))
 }

@@ -12,6 +12,7 @@ pub mod hot;
 pub mod hot_admin;
 pub mod hot_drop;
 pub mod hot_settings;
+pub mod identity;
 pub mod migration;
 pub mod rank;
 pub mod rank_admin;

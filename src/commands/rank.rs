@@ -1,6 +1,7 @@
 //! `RANK.*` handlers: CREATE, INCR, SET, SCORE, RANK, RANGE, REM, CARD,
 //! AROUND, RANGEBYSCORE, MINCR, DROP.
 
+use super::identity::{self, Family};
 use super::rank_repl::{self, leading_clock};
 use super::{bulk, from_master_or_aof, write_time_at, zadd_effect, Args, BoardCtx, CommandsMode};
 use super::{Fail, Res};
@@ -15,10 +16,14 @@ use crate::rank::{
 use redis_module::{Context, RedisString, RedisValue};
 use std::collections::HashMap;
 
-fn not_rank() -> Fail {
-    Fail::Msg(
-        "ERR key holds a ZSET that was not made by RANK (no board layout); use another key".into(),
-    )
+/// The error of a ZSET without a RANK layout: a HOT board's, or the one
+/// error of a board whose layout is gone ([`identity::lost`]).
+fn not_rank(b: &BoardCtx) -> Fail {
+    if identity::has_hot_record(b) {
+        identity::other_family(b, Family::Hot)
+    } else {
+        identity::lost(b, Family::Rank)
+    }
 }
 
 /// The board's settings; `None` for a missing board (a write gives it the
@@ -164,7 +169,7 @@ pub(super) fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
 }
 
 /// Parses RANK.CREATE's options into the layout key's text.
-fn create_layout(args: &mut Args) -> Res<String> {
+pub(super) fn create_layout(args: &mut Args) -> Res<String> {
     let (mut res, mut min, mut max, mut order) = (Resolution::Seconds, None, None, Order::Desc);
     let (mut periods, mut tz, mut keep) = (Vec::new(), None, None);
     while let Some(opt) = args.next() {
@@ -450,6 +455,9 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
     let lk = b.derived(Kind::Layout, &[], true)?;
     let board_h = b.open_board(true)?;
     let stored = stored_settings(&b, &lk, &board_h)?;
+    if stored.is_none() {
+        identity::refuse_without_identity(&b, Family::Rank)?;
+    }
     let (l, spec) = stored.unwrap_or((Layout::default_for(Resolution::Seconds), None));
     let mut dests = dests(&b, board_h, spec.as_ref(), t, now)?;
     // Plan.
@@ -508,10 +516,14 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
 
 /// The settings in the layout key `lk` (open read-only here); `None` for a
 /// new board. Error: a ZSET at `board_h` without a layout is not RANK's.
-fn stored_settings(b: &BoardCtx, lk: &RedisString, board_h: &ffi::Key) -> Res<Option<Settings>> {
+pub(super) fn stored_settings(
+    b: &BoardCtx,
+    lk: &RedisString,
+    board_h: &ffi::Key,
+) -> Res<Option<Settings>> {
     let lk_h = b.open(lk, KeyKind::String, false)?;
     match lk_h.kind() {
-        KeyKind::Empty if board_h.kind() == KeyKind::ZSet => Err(not_rank()),
+        KeyKind::Empty if board_h.kind() == KeyKind::ZSet => Err(not_rank(b)),
         KeyKind::Empty => Ok(None),
         _ => Ok(Some(parse_settings_cached(lk_h.read())?)),
     }
@@ -809,6 +821,9 @@ pub(super) fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
     let lk = b.derived(Kind::Layout, &[], true)?;
     let board_h = b.open_board(true)?;
     let stored = stored_settings(&b, &lk, &board_h)?;
+    if stored.is_none() {
+        identity::refuse_without_identity(&b, Family::Rank)?;
+    }
     let (l, spec) = stored.unwrap_or_else(|| (Layout::default_for(Resolution::Seconds), None));
     let mut members: Vec<&RedisString> = Vec::with_capacity(argv.len() - 3);
     while let Ok(m) = args.next_rs() {

@@ -51,7 +51,7 @@ pub struct Command {
 use KeyAccess::{Delete, Keyless, Read, Remove, Write};
 
 /// Every command of the module, in registration order.
-pub static COMMANDS: [Command; 26] = [
+pub static COMMANDS: [Command; 28] = [
     crate::command!(
         "hot.publish",
         hot::publish_impl,
@@ -208,6 +208,21 @@ pub static COMMANDS: [Command; 26] = [
         c"readonly",
         Keyless,
         c"keyspace read slow"
+    ),
+    // Boards under memory pressure (issue 36): an identity key rebuilt.
+    crate::command!(
+        "hot.repair",
+        hot_settings::repair_impl,
+        c"write deny-oom",
+        Write,
+        c"write"
+    ),
+    crate::command!(
+        "rank.repair",
+        rank_admin::repair_impl,
+        c"write deny-oom",
+        Write,
+        c"write"
     ),
 ];
 

@@ -10,7 +10,7 @@ use super::board::{
     dedup_name, expire_effect, hset_effect, not_ours, open_hll, overflow, published_and_last_view,
     refresh_retention, view_error, write_record, BoardState, LAST_VIEW, PUBLISHED_AT,
 };
-use super::hot::{expired_fronts, upkeep};
+use super::hot::{article_counts_whole, expired_fronts, upkeep};
 use super::hot_admin::index_add;
 use super::{bulk, counter_of, effect, trailing_at_clock_sparse, zadd_effect};
 use super::{Args, BoardCtx, CommandsMode, Res};
@@ -269,6 +269,10 @@ struct ViewHandles {
     pv_value: Option<i64>,
     visitor_views: Option<i64>,
     duplicate: bool,
+    /// The article's PV counter and HyperLogLog are not whole (eviction
+    /// took one of them, or its publish time): they read as missing, and a
+    /// counted view deletes what is left of them before it writes.
+    stale: bool,
 }
 
 /// The read step: every key this view may write is opened once and checked
@@ -287,9 +291,14 @@ fn read(
     let meta = b.open(&k.meta, KeyKind::Hash, true)?;
     let (published, last_view) = published_and_last_view(&meta)?;
     let pv = b.open(&k.pv, KeyKind::String, true)?;
+    let uv = open_hll(b, &k.uv)?;
+    // Counters that eviction separated read as forgotten (see `facts`).
+    let stale = !article_counts_whole(&pv, &uv, published);
+    // A leftover is still checked: a value hotrank did not write is
+    // refused, never deleted.
     let pv_value = match pv.kind() {
         KeyKind::Empty => None,
-        _ => Some(counter_of(&pv)?),
+        _ => Some(counter_of(&pv)?).filter(|_| !stale),
     };
     let ix = if pv_value.is_none() {
         Some(b.open_derived(Kind::Index, &[], KeyKind::ZSet, true)?)
@@ -301,7 +310,6 @@ fn read(
     } else {
         Some(b.open_derived(Kind::PubIndex, &[], KeyKind::ZSet, true)?)
     };
-    let uv = open_hll(b, &k.uv)?;
     let vv = match &k.vv {
         Some(name) => Some(b.open(name, KeyKind::String, true)?),
         None => None,
@@ -325,6 +333,7 @@ fn read(
         pv_value,
         visitor_views,
         duplicate,
+        stale,
     })
 }
 
@@ -355,14 +364,18 @@ impl ViewHandles {
             t: r.t,
             now: r.now,
             pv: self.pv_value,
-            pv_ttl: self.pv.ttl_at(r.now),
+            pv_ttl: if self.stale {
+                None
+            } else {
+                self.pv.ttl_at(r.now)
+            },
             published: self.published,
             visitor_views: self.visitor_views,
             visitor_max: s.visitor_max_views(),
             visitor_window: s.visitor_window_ms(),
             duplicate: self.duplicate,
             visitor: r.visitor,
-            hll: (self.uv.kind() != KeyKind::Empty).then(|| self.uv.read()),
+            hll: (self.uv.kind() != KeyKind::Empty && !self.stale).then(|| self.uv.read()),
             hll_sparse_max: r.sparse_max,
             retention: s.retention_ms(),
             record: Some(self.record),
@@ -395,6 +408,11 @@ fn write(
     if let Some(c) = &plan.counted {
         if c.record.is_none() {
             st.store_settings(ctx, &k.hb, &mut h.hb)?;
+        }
+        if h.stale {
+            // What eviction left of the counters goes first (one DEL), so
+            // the view starts them afresh on a replica as here.
+            b.delete_open(&mut [(&k.pv, &mut h.pv), (&k.uv, &mut h.uv)], false);
         }
         write_article(ctx, k, &mut h, r, plan, c)?;
         write_board(b, k, &mut h, r, c, plan.score, score)?;

@@ -203,8 +203,14 @@ pub fn info(c: &mut Connection) -> HashMap<String, i64> {
     s.lines()
         .filter_map(|l| l.strip_prefix("hotrank_"))
         .filter_map(|l| l.split_once(':'))
-        // The counters only, not the version, formula fingerprint and config values.
-        .filter(|(k, _)| !k.starts_with("config_") && !k.starts_with("formula_") && *k != "version")
+        // The counters only, not the version, formula fingerprint, config
+        // values and the server's eviction policy.
+        .filter(|(k, _)| {
+            !k.starts_with("config_")
+                && !k.starts_with("formula_")
+                && *k != "version"
+                && *k != "maxmemory_policy"
+        })
         .map(|(k, v)| (k.to_string(), v.trim().parse().expect("INFO value")))
         .collect()
 }

@@ -23,8 +23,9 @@ pub const S_MAX: i64 = (1 << 30) - 1;
 pub const MS_MIN: i64 = -(1 << 20);
 pub const MS_MAX: i64 = (1 << 20) - 1;
 
-pub const NOT_RANK: &str =
-    "ERR key holds a ZSET that was not made by RANK (no board layout); use another key";
+/// The one error of a ZSET without a RANK layout (docs/eviction.md), for
+/// the key `plain` on a server under `noeviction`.
+pub const NOT_RANK: &str = "ERR board identity missing: 'plain' holds a ZSET but no RANK layout: evicted (maxmemory-policy is noeviction) or deleted, or never written by RANK; nothing was written. Rebuild it with RANK.REPAIR plain [layout] giving the board's own settings, or use another key (docs/eviction.md)";
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 pub const BAD_AT: &str = "ERR AT must be unix seconds (an integer or a decimal with up to 3 digits) between 0 and 253402300799";
 pub const FUTURE_AT: &str = "ERR AT is later than the server clock: writes cannot be in the future";
