@@ -283,6 +283,19 @@ fn failed_view_writes_nothing() {
         &derived(b, "pv", b"pv-max"),
         i64::MAX.to_string().as_bytes(),
     );
+    // A whole article (PV counter, HyperLogLog and publish time): one whose
+    // PV counter stood alone would read as what eviction left of an article
+    // and start afresh (docs/eviction.md), not overflow.
+    ok(&mut c, &[b"PFADD", &derived(b, "uv", b"pv-max"), b"v0"]);
+    ok(
+        &mut c,
+        &[
+            b"HSET",
+            &derived(b, "meta", b"pv-max"),
+            b"publishedAt",
+            T0.to_string().as_bytes(),
+        ],
+    );
     ok(&mut c, &[b"RPUSH", &derived(b, "meta", b"meta-list"), b"x"]);
     ok(
         &mut c,

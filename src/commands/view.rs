@@ -8,7 +8,7 @@
 
 use super::board::{
     dedup_name, expire_effect, hset_effect, not_ours, open_hll, overflow, published_and_last_view,
-    refresh_retention, view_error, write_record, BoardState, LAST_VIEW, PUBLISHED_AT,
+    refresh_retention, uv_of, view_error, write_record, BoardState, LAST_VIEW, PUBLISHED_AT,
 };
 use super::hot::{article_counts_whole, expired_fronts, upkeep};
 use super::hot_admin::index_add;
@@ -294,6 +294,12 @@ fn read(
     let uv = open_hll(b, &k.uv)?;
     // Counters that eviction separated read as forgotten (see `facts`).
     let stale = !article_counts_whole(&pv, &uv, published);
+    if stale {
+        // A leftover HyperLogLog is read whole before a counted view deletes
+        // it (as HOT.PUBLISH does): one hotrank did not write is refused
+        // (PFCOUNT's error), never deleted.
+        uv_of(&uv)?;
+    }
     // A leftover is still checked: a value hotrank did not write is
     // refused, never deleted.
     let pv_value = match pv.kind() {
