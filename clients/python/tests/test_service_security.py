@@ -159,3 +159,51 @@ def test_the_limit_counts_an_ipv6_client_by_its_64() -> None:
     assert limit_key("2001:db8:1:2:aaaa::1") == limit_key("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"
     assert limit_key("2001:db8:1:3::1") != limit_key("2001:db8:1:2::1")
     assert limit_key("unknown") == "unknown"
+
+
+def test_a_path_prefix_never_skips_the_token(redis_server: Server, raw: redis.Redis) -> None:
+    """Under a Starlette Mount or a root path (uvicorn --root-path) the request's path
+    carries the prefix that the router strips; the token must hold there too."""
+    from contextlib import asynccontextmanager
+    from typing import AsyncIterator, Iterator
+
+    from fastapi.testclient import TestClient
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    from hotrank.service import Settings, create_app
+
+    url = f"redis://127.0.0.1:{redis_server.port}/0"
+    publish = {"articleId": "old", "publishedAt": T0}
+    score = {"memberId": "cheater", "score": 999999999}
+    def clients(token: str | None) -> Iterator[tuple[TestClient, str]]:
+        """The app under a Mount at /x, then the app given root_path /x (as uvicorn
+        --root-path does: the path carries the prefix, the router strips it)."""
+        inner = create_app(Settings(url, [HOT], [LB], token=token))
+
+        @asynccontextmanager
+        async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            async with inner.router.lifespan_context(inner):
+                yield
+
+        with TestClient(Starlette(routes=[Mount("/x", app=inner)], lifespan=lifespan)) as http:
+            yield http, "/x"
+        with TestClient(create_app(Settings(url, [HOT], [LB], token=token)), root_path="/x") as http:
+            yield http, ""
+
+    for token in (TOKEN, None):
+        for http, prefix in clients(token):
+            assert http.get(prefix + "/api/hot").status_code == 200  # the prefix does route
+            for headers in ({}, {"Authorization": "Bearer nope"}):
+                want = 403 if token is None or headers else 401
+                r1 = http.post(prefix + "/api/articles", json=publish, headers=headers)
+                r2 = http.post(f"{prefix}/api/leaderboards/{LB}/scores", json=score, headers=headers)
+                for r in (r1, r2):
+                    assert r.status_code == want, r.text
+                    assert set(r.json()) == {"error"}
+            assert stats(raw, "old") is None and raw.execute_command("RANK.SCORE", LB, "cheater") is None
+            if token is not None:
+                ok = {"Authorization": f"Bearer {TOKEN}"}
+                assert http.post(prefix + "/api/articles", json=publish, headers=ok).json() == {"articleId": "old", "new": True}
+                assert http.post(f"{prefix}/api/leaderboards/{LB}/scores", json=score, headers=ok).json()["written"] is True
+                raw.flushall()

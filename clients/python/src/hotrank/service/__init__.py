@@ -45,7 +45,7 @@ import orjson
 import redis.asyncio
 import redis.asyncio.cluster
 import redis.exceptions
-from fastapi import Cookie, FastAPI, Header, Query, Request
+from fastapi import Cookie, Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -58,7 +58,7 @@ from .._types import Entry as RankEntry
 from .._types import ServerError, server_error
 from ._cache import Entry, HotCache, matches
 from ._errors import readable
-from ._guard import Guard, ViewLimit, parse_networks
+from ._guard import Guard, ViewLimit, bearer, parse_networks, token_refusal
 from ._hot import RATE_LIMITED_TTL_SECONDS, hot_list, rate_limited_key
 
 MAX_RANGE_SECONDS = 100 * 365 * 86400
@@ -181,6 +181,17 @@ def create_app(settings: Settings) -> FastAPI:
             allow_headers=["Authorization", "Content-Type", "X-Visitor-Id"],
         )  # fmt: skip
 
+    expected_token = settings.token.encode() if settings.token else None
+
+    async def need_token(request: Request) -> None:
+        """The privileged routes' own token check: 401/403 whatever path reached them."""
+        refusal = token_refusal(expected_token, bearer(request.scope))
+        if refusal is not None:
+            status, message, headers = refusal
+            raise HTTPException(status, message, headers=headers or None)
+
+    privileged = [Depends(need_token)]
+
     def boards() -> hotrank.Client:
         return state["boards"]  # type: ignore[no-any-return]
 
@@ -267,7 +278,7 @@ def create_app(settings: Settings) -> FastAPI:
         view = await hot.view(body.articleId, visitor, at=body.at)
         return OrjsonResponse({"articleId": body.articleId, "status": view.status, "pv": view.pv, "uv": view.uv, "score": view.score})
 
-    @app.post("/api/articles")
+    @app.post("/api/articles", dependencies=privileged)
     async def post_article(body: ArticleIn, board: Optional[str] = Query(default=None)) -> dict[str, Any]:
         """Sets an article's publish time (unix seconds)."""
         new = await hot_board(board).publish(body.articleId, body.publishedAt)
@@ -307,7 +318,7 @@ def create_app(settings: Settings) -> FastAPI:
             return Response(status_code=304, headers=headers)
         return Response(entry.body, media_type="application/json", headers=headers)
 
-    @app.post("/api/leaderboards/{board}/scores")
+    @app.post("/api/leaderboards/{board}/scores", dependencies=privileged)
     async def post_score(board: str, body: ScoreIn) -> dict[str, Any]:
         """Submits a score: ``best`` keeps the member's best, ``incr`` adds, ``set`` replaces."""
         lb = leaderboard(board)

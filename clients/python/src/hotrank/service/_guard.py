@@ -4,7 +4,11 @@ trusted proxy, the per-address limit of page views, and the body size limit.
 - **Token.** ``POST /api/articles`` and ``POST /api/leaderboards/{board}/scores``
   need ``Authorization: Bearer <token>``, compared in constant time
   (:func:`hmac.compare_digest`). No header: 401; a wrong token: 403; no token
-  configured: 403 saying how to turn the routes on. Nothing is written.
+  configured: 403 saying how to turn the routes on. Nothing is written. The
+  routes themselves enforce it (a FastAPI dependency, :func:`token_refusal`), so
+  no path spelling, ``--root-path`` or mount prefix can skip it; :class:`Guard`
+  checks it too, on the route path (the path without the root path, as the router
+  sees it), only to refuse before the body is read.
 - **Client address.** The peer's address, or, when the peer is in a
   ``--trusted-proxy`` network, the right-most address of ``X-Forwarded-For``
   that is not itself a trusted proxy.
@@ -27,6 +31,7 @@ import orjson
 from limits import RateLimitItemPerMinute
 from limits.aio.storage import RedisClusterStorage, RedisStorage
 from limits.aio.strategies import MovingWindowRateLimiter
+from starlette._utils import get_route_path
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -104,6 +109,19 @@ def bearer(scope: Scope) -> Optional[bytes]:
     return None
 
 
+def token_refusal(expected: Optional[bytes], given: Optional[bytes]) -> Optional[tuple[int, str, dict[str, str]]]:
+    """Why a privileged request is refused, as (status, message, headers), or None
+    when ``given`` (the bearer token sent, :func:`bearer`) is ``expected`` (the
+    configured token; None: the privileged routes are off)."""
+    if expected is None:
+        return 403, TOKEN_OFF, {}
+    if given is None:
+        return 401, "this route needs Authorization: Bearer <token>", {"WWW-Authenticate": "Bearer"}
+    if not hmac.compare_digest(given, expected):
+        return 403, "wrong token", {}
+    return None
+
+
 async def _json_error(send: Send, status: int, message: str, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
     body = orjson.dumps({"error": message})
     await send(
@@ -120,7 +138,9 @@ class Guard:
     """Pure ASGI middleware: body limit, token of privileged routes, client address.
 
     Sets ``scope["state"]["client"]`` (the client address) and
-    ``scope["state"]["token_ok"]`` (the request carries the right token).
+    ``scope["state"]["token_ok"]`` (the request carries the right token). Refusing a
+    privileged route here spares reading its body; the route's own dependency
+    (:func:`token_refusal`) is what guarantees the refusal.
     """
 
     def __init__(self, app: ASGIApp, token: Optional[str], trusted: Sequence[Network], max_body: int = MAX_BODY_BYTES) -> None:
@@ -138,16 +158,14 @@ class Guard:
         state = scope.setdefault("state", {})
         state["client"] = client_address(scope, self.trusted)
         state["token_ok"] = token_ok
-        method, path = scope["method"], scope["path"]
+        # The route path, as the router matches it (a --root-path or mount prefix stripped).
+        # The routes check the token again, so a path that slips past this cannot skip it.
+        method, path = scope["method"], get_route_path(scope)
         if any(method == m and p.fullmatch(path) for m, p in PRIVILEGED):
-            if self.token is None:
-                await _json_error(send, 403, TOKEN_OFF)
-                return
-            if given is None:
-                await _json_error(send, 401, "this route needs Authorization: Bearer <token>", [(b"www-authenticate", b"Bearer")])
-                return
-            if not token_ok:
-                await _json_error(send, 403, "wrong token")
+            refusal = token_refusal(self.token, given)
+            if refusal is not None:
+                status, message, headers = refusal
+                await _json_error(send, status, message, [(k.lower().encode(), v.encode()) for k, v in headers.items()])
                 return
         for k, v in scope.get("headers", ()):
             if k == b"content-length" and v.isdigit() and int(v) > self.max_body:
