@@ -207,3 +207,29 @@ def test_a_path_prefix_never_skips_the_token(redis_server: Server, raw: redis.Re
                 assert http.post(prefix + "/api/articles", json=publish, headers=ok).json() == {"articleId": "old", "new": True}
                 assert http.post(f"{prefix}/api/leaderboards/{LB}/scores", json=score, headers=ok).json()["written"] is True
                 raw.flushall()
+
+
+def test_refused_views_of_made_up_ids_cannot_grow_the_hash(redis_server: Server, raw: redis.Redis) -> None:
+    """A refused view gets its own field only for an article on the board; any other id
+    adds up in the field "" so the hash stays within the board's size + 1 fields."""
+    import uuid
+
+    svc = Service(redis_server.port, [HOT], [LB], extra=("--views-per-minute", "2"))
+    try:
+        for a in ("p1", "p2", "p3"):  # on the board: a member of its ZSET, as after a counted view
+            raw.execute_command("HOT.VIEW", HOT, a, "reader", "AT", T0)
+        raw.execute_command("HOT.PUBLISH", HOT, "unviewed", T0)  # known, not on the board
+        with httpx.Client(base_url=svc.url, timeout=10) as http:
+            assert [http.post("/api/views", json={"articleId": "p1", "visitorId": f"v{i}"}).status_code for i in range(2)] == [200, 200]
+            for i in range(200):
+                article = (uuid.uuid4().hex * 100, "unviewed")[i % 2] if i % 4 else ("p2", "p3")[i % 8 // 4]
+                r = http.post("/api/views", json={"articleId": article, "visitorId": f"w{i}"})
+                assert r.status_code == 429, r.text
+        key = f"{HOT}:rate-limited"
+        assert raw.zcard(HOT) == 3 and raw.hlen(key) <= raw.zcard(HOT) + 1
+        assert raw.hgetall(key) == {"p2": "25", "p3": "25", "": "150"}
+        assert 0 < raw.ttl(key) <= 30 * 86400
+        s = stats(raw, "p2")  # refused views are not a reader's
+        assert s is not None and (s["pv"], s["uv"]) == (1, 1)
+    finally:
+        svc.stop()

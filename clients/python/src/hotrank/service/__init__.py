@@ -12,7 +12,8 @@ when Redis is unreachable):
   the request carries the token. The visitor may instead come from the
   ``X-Visitor-Id`` header or the ``visitor_id`` cookie (the body wins, then the
   header, then the cookie). A view over the limit is counted apart in the board's
-  ``<board key>:rate-limited`` hash (see :func:`rate_limited_key`).
+  ``<board key>:rate-limited`` hash (see :func:`rate_limited_key`): per article for
+  an article on the board, else in the one field ``""``.
 - ``POST /api/articles`` ``{"articleId", "publishedAt"}``: sets the publish time
   (needs ``Authorization: Bearer <token>``).
 - ``GET /api/hot?range=72h&limit=20`` (optional ``board``, ``at``): the hot articles
@@ -59,7 +60,7 @@ from .._types import ServerError, server_error
 from ._cache import Entry, HotCache, matches
 from ._errors import readable
 from ._guard import Guard, ViewLimit, bearer, parse_networks, token_refusal
-from ._hot import RATE_LIMITED_TTL_SECONDS, hot_list, rate_limited_key
+from ._hot import RATE_LIMITED_OFF_BOARD, RATE_LIMITED_TTL_SECONDS, hot_list, rate_limited_key
 
 MAX_RANGE_SECONDS = 100 * 365 * 86400
 Time = Union[int, float]
@@ -265,10 +266,14 @@ def create_app(settings: Settings) -> FastAPI:
         if limit is not None and not request.state.token_ok:
             retry = await limit.hit(request.state.client)
             if retry is not None:
-                # Abnormal traffic, counted apart: never PV, UV or the score.
+                # Abnormal traffic, counted apart: never PV, UV or the score. Per article
+                # only for an article on the board (a ZSCORE of the board key, same slot),
+                # else in one off-board field: the hash stays within the board's size + 1.
                 key = rate_limited_key(hot.key)
+                on_board = await state["redis"].zscore(hot.key, body.articleId) is not None
+                field = body.articleId if on_board else RATE_LIMITED_OFF_BOARD
                 async with state["redis"].pipeline(transaction=False) as pipe:
-                    pipe.hincrby(key, body.articleId, 1)
+                    pipe.hincrby(key, field, 1)
                     pipe.expire(key, RATE_LIMITED_TTL_SECONDS)
                     await pipe.execute()
                 raise HTTPException(
