@@ -5,12 +5,13 @@ the body limit and CORS."""
 
 from __future__ import annotations
 
+from typing import Any
 
 import httpx
 import redis
 
 from conftest import T0, Server, Service
-from hotrank.service._guard import limit_key
+from hotrank.service._guard import client_address, cluster_storage_args, hop_address, limit_key, parse_networks
 
 HOT, LB = "hot:{sec}", "lb:{sec}"
 TOKEN = "tok-3f9a1c"
@@ -233,3 +234,65 @@ def test_refused_views_of_made_up_ids_cannot_grow_the_hash(redis_server: Server,
         assert s is not None and (s["pv"], s["uv"]) == (1, 1)
     finally:
         svc.stop()
+
+
+def test_a_forwarded_hop_with_a_port_is_its_address() -> None:
+    assert hop_address(" 203.0.113.9:5123 ") == "203.0.113.9" == hop_address("203.0.113.9")
+    assert hop_address("[2001:db8::1]:443") == "2001:db8::1" == hop_address("2001:db8::1") == hop_address("[2001:db8::1]")
+    assert hop_address("2001:db8::1:443") == "2001:db8::1:443"  # a bare IPv6 address keeps its last group
+    assert limit_key("203.0.113.9:5123") == "203.0.113.9" and limit_key("[2001:db8:1:2::9]:80") == "2001:db8:1:2::/64"
+    trusted = parse_networks(["127.0.0.0/8", "10.0.0.0/8"])
+
+    def scope(xff: str) -> dict[str, Any]:
+        return {"client": ("127.0.0.1", 40000), "headers": [(b"x-forwarded-for", xff.encode())]}
+
+    assert client_address(scope("198.51.100.7:5123, 10.0.0.2:80"), trusted) == "198.51.100.7"
+    assert client_address(scope("[2001:db8::7]:5123, [::ffff:10.0.0.2]:80"), trusted) == "2001:db8::7"
+    # A trusted proxy written with a port is still recognised as trusted, not taken for the client.
+    assert client_address(scope("198.51.100.7, 10.0.0.2:8080"), trusted) == "198.51.100.7"
+
+
+def test_the_cluster_limiter_keeps_credentials_and_tls() -> None:
+    import asyncio
+
+    from hotrank.service._guard import ViewLimit
+
+    url = "rediss://svc:p%40ss@10.0.0.5:7000/0?ssl_cert_reqs=none"
+    uri, options = cluster_storage_args(url)
+    assert uri == "async+redis+cluster://10.0.0.5:7000"
+    assert (options["username"], options["password"], options["ssl"], options["ssl_cert_reqs"]) == ("svc", "p@ss", True, "none")
+
+    async def built() -> dict[str, Any]:
+        limit = ViewLimit(url, True, 60, "t")
+        client = limit.storage.bridge.storage  # type: ignore[attr-defined]
+        kw: dict[str, Any] = client.connection_kwargs  # built, not connected
+        return kw
+
+    kw = asyncio.run(built())
+    assert (kw["username"], kw["password"], kw["connection_class"].__name__, kw["ssl_cert_reqs"]) == ("svc", "p@ss", "SSLConnection", "none")
+    assert "ssl" not in cluster_storage_args("redis://127.0.0.1:7000")[1]
+
+
+def test_on_a_cluster_the_limiter_logs_in_as_the_service(cluster: Any) -> None:
+    """The default user may not touch the limiter's keys; the service's URL names a user
+    who may. Before the fix the limiter connected as the default user (NOPERM)."""
+    from fastapi.testclient import TestClient
+
+    from hotrank.service import Settings, create_app
+
+    nodes = [redis.Redis(port=n.port, decode_responses=True) for n in cluster.nodes]
+    try:
+        for n in nodes:
+            n.acl_setuser("svc-limit", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all"])
+            n.execute_command("ACL", "SETUSER", "default", "resetkeys", "~hot:*", "~lb:*")
+        # Its own prefix: the limit's count is not shared with other tests on this cluster.
+        url = f"redis://svc-limit:pw@127.0.0.1:{cluster.port}/0"
+        settings = Settings(url, [HOT], prefix="acl:", cluster=True, views_per_minute=3, hot_cache_seconds=0)
+        with TestClient(create_app(settings)) as http:
+            codes = [http.post("/api/views", json={"articleId": "acl", "visitorId": f"v{i}"}).status_code for i in range(5)]
+            assert codes == [200, 200, 200, 429, 429]
+    finally:
+        for n in nodes:
+            n.execute_command("ACL", "SETUSER", "default", "resetkeys", "~*")
+            n.acl_deluser("svc-limit")
+            n.close()
