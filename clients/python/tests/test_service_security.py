@@ -5,12 +5,13 @@ the body limit and CORS."""
 
 from __future__ import annotations
 
+from typing import Any
 
 import httpx
 import redis
 
 from conftest import T0, Server, Service
-from hotrank.service._guard import limit_key
+from hotrank.service._guard import client_address, cluster_storage_args, hop_address, limit_key, parse_networks
 
 HOT, LB = "hot:{sec}", "lb:{sec}"
 TOKEN = "tok-3f9a1c"
@@ -159,3 +160,139 @@ def test_the_limit_counts_an_ipv6_client_by_its_64() -> None:
     assert limit_key("2001:db8:1:2:aaaa::1") == limit_key("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"
     assert limit_key("2001:db8:1:3::1") != limit_key("2001:db8:1:2::1")
     assert limit_key("unknown") == "unknown"
+
+
+def test_a_path_prefix_never_skips_the_token(redis_server: Server, raw: redis.Redis) -> None:
+    """Under a Starlette Mount or a root path (uvicorn --root-path) the request's path
+    carries the prefix that the router strips; the token must hold there too."""
+    from contextlib import asynccontextmanager
+    from typing import AsyncIterator, Iterator
+
+    from fastapi.testclient import TestClient
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    from hotrank.service import Settings, create_app
+
+    url = f"redis://127.0.0.1:{redis_server.port}/0"
+    publish = {"articleId": "old", "publishedAt": T0}
+    score = {"memberId": "cheater", "score": 999999999}
+    def clients(token: str | None) -> Iterator[tuple[TestClient, str]]:
+        """The app under a Mount at /x, then the app given root_path /x (as uvicorn
+        --root-path does: the path carries the prefix, the router strips it)."""
+        inner = create_app(Settings(url, [HOT], [LB], token=token))
+
+        @asynccontextmanager
+        async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            async with inner.router.lifespan_context(inner):
+                yield
+
+        with TestClient(Starlette(routes=[Mount("/x", app=inner)], lifespan=lifespan)) as http:
+            yield http, "/x"
+        with TestClient(create_app(Settings(url, [HOT], [LB], token=token)), root_path="/x") as http:
+            yield http, ""
+
+    for token in (TOKEN, None):
+        for http, prefix in clients(token):
+            assert http.get(prefix + "/api/hot").status_code == 200  # the prefix does route
+            for headers in ({}, {"Authorization": "Bearer nope"}):
+                want = 403 if token is None or headers else 401
+                r1 = http.post(prefix + "/api/articles", json=publish, headers=headers)
+                r2 = http.post(f"{prefix}/api/leaderboards/{LB}/scores", json=score, headers=headers)
+                for r in (r1, r2):
+                    assert r.status_code == want, r.text
+                    assert set(r.json()) == {"error"}
+            assert stats(raw, "old") is None and raw.execute_command("RANK.SCORE", LB, "cheater") is None
+            if token is not None:
+                ok = {"Authorization": f"Bearer {TOKEN}"}
+                assert http.post(prefix + "/api/articles", json=publish, headers=ok).json() == {"articleId": "old", "new": True}
+                assert http.post(f"{prefix}/api/leaderboards/{LB}/scores", json=score, headers=ok).json()["written"] is True
+                raw.flushall()
+
+
+def test_refused_views_of_made_up_ids_cannot_grow_the_hash(redis_server: Server, raw: redis.Redis) -> None:
+    """A refused view gets its own field only for an article on the board; any other id
+    adds up in the field "" so the hash stays within the board's size + 1 fields."""
+    import uuid
+
+    svc = Service(redis_server.port, [HOT], [LB], extra=("--views-per-minute", "2"))
+    try:
+        for a in ("p1", "p2", "p3"):  # on the board: a member of its ZSET, as after a counted view
+            raw.execute_command("HOT.VIEW", HOT, a, "reader", "AT", T0)
+        raw.execute_command("HOT.PUBLISH", HOT, "unviewed", T0)  # known, not on the board
+        with httpx.Client(base_url=svc.url, timeout=10) as http:
+            assert [http.post("/api/views", json={"articleId": "p1", "visitorId": f"v{i}"}).status_code for i in range(2)] == [200, 200]
+            for i in range(200):
+                article = (uuid.uuid4().hex * 100, "unviewed")[i % 2] if i % 4 else ("p2", "p3")[i % 8 // 4]
+                r = http.post("/api/views", json={"articleId": article, "visitorId": f"w{i}"})
+                assert r.status_code == 429, r.text
+        key = f"{HOT}:rate-limited"
+        assert raw.zcard(HOT) == 3 and raw.hlen(key) <= raw.zcard(HOT) + 1
+        assert raw.hgetall(key) == {"p2": "25", "p3": "25", "": "150"}
+        assert 0 < raw.ttl(key) <= 30 * 86400
+        s = stats(raw, "p2")  # refused views are not a reader's
+        assert s is not None and (s["pv"], s["uv"]) == (1, 1)
+    finally:
+        svc.stop()
+
+
+def test_a_forwarded_hop_with_a_port_is_its_address() -> None:
+    assert hop_address(" 203.0.113.9:5123 ") == "203.0.113.9" == hop_address("203.0.113.9")
+    assert hop_address("[2001:db8::1]:443") == "2001:db8::1" == hop_address("2001:db8::1") == hop_address("[2001:db8::1]")
+    assert hop_address("2001:db8::1:443") == "2001:db8::1:443"  # a bare IPv6 address keeps its last group
+    assert limit_key("203.0.113.9:5123") == "203.0.113.9" and limit_key("[2001:db8:1:2::9]:80") == "2001:db8:1:2::/64"
+    trusted = parse_networks(["127.0.0.0/8", "10.0.0.0/8"])
+
+    def scope(xff: str) -> dict[str, Any]:
+        return {"client": ("127.0.0.1", 40000), "headers": [(b"x-forwarded-for", xff.encode())]}
+
+    assert client_address(scope("198.51.100.7:5123, 10.0.0.2:80"), trusted) == "198.51.100.7"
+    assert client_address(scope("[2001:db8::7]:5123, [::ffff:10.0.0.2]:80"), trusted) == "2001:db8::7"
+    # A trusted proxy written with a port is still recognised as trusted, not taken for the client.
+    assert client_address(scope("198.51.100.7, 10.0.0.2:8080"), trusted) == "198.51.100.7"
+
+
+def test_the_cluster_limiter_keeps_credentials_and_tls() -> None:
+    import asyncio
+
+    from hotrank.service._guard import ViewLimit
+
+    url = "rediss://svc:p%40ss@10.0.0.5:7000/0?ssl_cert_reqs=none"
+    uri, options = cluster_storage_args(url)
+    assert uri == "async+redis+cluster://10.0.0.5:7000"
+    assert (options["username"], options["password"], options["ssl"], options["ssl_cert_reqs"]) == ("svc", "p@ss", True, "none")
+
+    async def built() -> dict[str, Any]:
+        limit = ViewLimit(url, True, 60, "t")
+        client = limit.storage.bridge.storage  # type: ignore[attr-defined]
+        kw: dict[str, Any] = client.connection_kwargs  # built, not connected
+        return kw
+
+    kw = asyncio.run(built())
+    assert (kw["username"], kw["password"], kw["connection_class"].__name__, kw["ssl_cert_reqs"]) == ("svc", "p@ss", "SSLConnection", "none")
+    assert "ssl" not in cluster_storage_args("redis://127.0.0.1:7000")[1]
+
+
+def test_on_a_cluster_the_limiter_logs_in_as_the_service(cluster: Any) -> None:
+    """The default user may not touch the limiter's keys; the service's URL names a user
+    who may. Before the fix the limiter connected as the default user (NOPERM)."""
+    from fastapi.testclient import TestClient
+
+    from hotrank.service import Settings, create_app
+
+    nodes = [redis.Redis(port=n.port, decode_responses=True) for n in cluster.nodes]
+    try:
+        for n in nodes:
+            n.acl_setuser("svc-limit", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all"])
+            n.execute_command("ACL", "SETUSER", "default", "resetkeys", "~hot:*", "~lb:*")
+        # Its own prefix: the limit's count is not shared with other tests on this cluster.
+        url = f"redis://svc-limit:pw@127.0.0.1:{cluster.port}/0"
+        settings = Settings(url, [HOT], prefix="acl:", cluster=True, views_per_minute=3, hot_cache_seconds=0)
+        with TestClient(create_app(settings)) as http:
+            codes = [http.post("/api/views", json={"articleId": "acl", "visitorId": f"v{i}"}).status_code for i in range(5)]
+            assert codes == [200, 200, 200, 429, 429]
+    finally:
+        for n in nodes:
+            n.execute_command("ACL", "SETUSER", "default", "resetkeys", "~*")
+            n.acl_deluser("svc-limit")
+            n.close()

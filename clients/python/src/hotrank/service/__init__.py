@@ -12,7 +12,8 @@ when Redis is unreachable):
   the request carries the token. The visitor may instead come from the
   ``X-Visitor-Id`` header or the ``visitor_id`` cookie (the body wins, then the
   header, then the cookie). A view over the limit is counted apart in the board's
-  ``<board key>:rate-limited`` hash (see :func:`rate_limited_key`).
+  ``<board key>:rate-limited`` hash (see :func:`rate_limited_key`): per article for
+  an article on the board, else in the one field ``""``.
 - ``POST /api/articles`` ``{"articleId", "publishedAt"}``: sets the publish time
   (needs ``Authorization: Bearer <token>``).
 - ``GET /api/hot?range=72h&limit=20`` (optional ``board``, ``at``): the hot articles
@@ -45,7 +46,7 @@ import orjson
 import redis.asyncio
 import redis.asyncio.cluster
 import redis.exceptions
-from fastapi import Cookie, FastAPI, Header, Query, Request
+from fastapi import Cookie, Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -58,8 +59,8 @@ from .._types import Entry as RankEntry
 from .._types import ServerError, server_error
 from ._cache import Entry, HotCache, matches
 from ._errors import readable
-from ._guard import Guard, ViewLimit, parse_networks
-from ._hot import RATE_LIMITED_TTL_SECONDS, hot_list, rate_limited_key
+from ._guard import Guard, ViewLimit, bearer, parse_networks, token_refusal
+from ._hot import RATE_LIMITED_OFF_BOARD, RATE_LIMITED_TTL_SECONDS, hot_list, rate_limited_key
 
 MAX_RANGE_SECONDS = 100 * 365 * 86400
 Time = Union[int, float]
@@ -181,6 +182,17 @@ def create_app(settings: Settings) -> FastAPI:
             allow_headers=["Authorization", "Content-Type", "X-Visitor-Id"],
         )  # fmt: skip
 
+    expected_token = settings.token.encode() if settings.token else None
+
+    async def need_token(request: Request) -> None:
+        """The privileged routes' own token check: 401/403 whatever path reached them."""
+        refusal = token_refusal(expected_token, bearer(request.scope))
+        if refusal is not None:
+            status, message, headers = refusal
+            raise HTTPException(status, message, headers=headers or None)
+
+    privileged = [Depends(need_token)]
+
     def boards() -> hotrank.Client:
         return state["boards"]  # type: ignore[no-any-return]
 
@@ -254,10 +266,14 @@ def create_app(settings: Settings) -> FastAPI:
         if limit is not None and not request.state.token_ok:
             retry = await limit.hit(request.state.client)
             if retry is not None:
-                # Abnormal traffic, counted apart: never PV, UV or the score.
+                # Abnormal traffic, counted apart: never PV, UV or the score. Per article
+                # only for an article on the board (a ZSCORE of the board key, same slot),
+                # else in one off-board field: the hash stays within the board's size + 1.
                 key = rate_limited_key(hot.key)
+                on_board = await state["redis"].zscore(hot.key, body.articleId) is not None
+                field = body.articleId if on_board else RATE_LIMITED_OFF_BOARD
                 async with state["redis"].pipeline(transaction=False) as pipe:
-                    pipe.hincrby(key, body.articleId, 1)
+                    pipe.hincrby(key, field, 1)
                     pipe.expire(key, RATE_LIMITED_TTL_SECONDS)
                     await pipe.execute()
                 raise HTTPException(
@@ -267,7 +283,7 @@ def create_app(settings: Settings) -> FastAPI:
         view = await hot.view(body.articleId, visitor, at=body.at)
         return OrjsonResponse({"articleId": body.articleId, "status": view.status, "pv": view.pv, "uv": view.uv, "score": view.score})
 
-    @app.post("/api/articles")
+    @app.post("/api/articles", dependencies=privileged)
     async def post_article(body: ArticleIn, board: Optional[str] = Query(default=None)) -> dict[str, Any]:
         """Sets an article's publish time (unix seconds)."""
         new = await hot_board(board).publish(body.articleId, body.publishedAt)
@@ -307,7 +323,7 @@ def create_app(settings: Settings) -> FastAPI:
             return Response(status_code=304, headers=headers)
         return Response(entry.body, media_type="application/json", headers=headers)
 
-    @app.post("/api/leaderboards/{board}/scores")
+    @app.post("/api/leaderboards/{board}/scores", dependencies=privileged)
     async def post_score(board: str, body: ScoreIn) -> dict[str, Any]:
         """Submits a score: ``best`` keeps the member's best, ``incr`` adds, ``set`` replaces."""
         lb = leaderboard(board)

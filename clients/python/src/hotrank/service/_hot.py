@@ -12,13 +12,16 @@ from ._cache import etag_of
 
 #: How long the service's count of rate-limited views of a board lives after the last one.
 RATE_LIMITED_TTL_SECONDS = 30 * 86400
-
-
-
+#: The field of :func:`rate_limited_key` that counts refused views of articles not on
+#: the board (an article id is never empty), so a client making up ids cannot grow the
+#: hash past the board's size + 1 fields.
+RATE_LIMITED_OFF_BOARD = ""
 
 def rate_limited_key(board_key: str) -> str:
     """The hash (article → views refused by the per-address limit) of a board:
-    the service's own counter of abnormal traffic, beside the module's ``suspicious``."""
+    the service's own counter of abnormal traffic, beside the module's ``suspicious``.
+    Only articles on the board get a field; refused views of any other id add up in
+    :data:`RATE_LIMITED_OFF_BOARD`."""
     return f"{board_key}:rate-limited"
 
 
