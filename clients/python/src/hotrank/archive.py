@@ -506,12 +506,14 @@ def _test_pause() -> None:
 
 @dataclass
 class Summary:
-    """One run: boards and keys read, articles written, rows refused, seconds taken."""
+    """One run: boards and keys read, articles written, rows refused, boards that
+    failed (reported and skipped), seconds taken."""
 
     boards: int = 0
     shards: int = 0
     articles: int = 0
     refused: int = 0
+    failed: int = 0
     seconds: float = 0.0
 
     def line(self, to: str) -> str:
@@ -519,7 +521,9 @@ class Summary:
             f"archived {self.articles} articles of {self.boards} board(s) ({self.shards} key(s)) "
             f"into {redact(to)} in {self.seconds:.1f} s"
         )
-        return text + (f"; {self.refused} row(s) refused by the database" if self.refused else "")
+        if self.refused:
+            text += f"; {self.refused} row(s) refused by the database"
+        return text + (f"; {self.failed} board(s) failed" if self.failed else "")
 
 
 def redact(url: str) -> str:
@@ -546,14 +550,17 @@ def archive_once(
 ) -> Summary:
     """Copies every article of every board (every shard of a sharded one) into the store.
 
-    Each board is checked first (ArchiveError if it does not exist or is not a HOT
-    board). A row the database refuses is passed to ``report`` (one line with its
-    board and id) and counted in ``Summary.refused``; the run goes on.
+    Each board is checked just before it is read. A board that fails (it does not
+    exist, is not a HOT board, or Redis refuses a call on it: NOPERM, MOVED after the
+    cluster client's retries) is passed to ``report`` as one line, counted in
+    ``Summary.failed`` and skipped: the other boards are archived. A row the database
+    refuses is passed to ``report`` (one line with its board and id) and counted in
+    ``Summary.refused``; the run goes on. A Redis that cannot be reached, or a
+    database error that is not one row's, ends the run (raised).
     """
     start = time.monotonic()
     now = time.time()
-    s = Summary(boards=len(boards))
-    plan = [(board, board_keys(r, board, check=True)) for board in boards]
+    s = Summary()
     bar: Any = None
     if progress:
         try:
@@ -563,24 +570,45 @@ def archive_once(
         if tqdm is not None:
             bar = tqdm(unit=" articles", desc="archive", dynamic_ncols=True)
     try:
-        for board, keys in plan:
-            s.shards += len(keys)
-            for key in keys:
-                if bar is not None:
-                    bar.set_postfix_str(key)
-                for page in export_pages(r, key, count):
-                    written, refused = store.upsert(board, page, now)
-                    s.articles += written
-                    s.refused += len(refused)
-                    for x in refused:
-                        report(x.line())
+        for board in boards:
+            try:
+                keys = board_keys(r, board, check=True)
+                for key in keys:
                     if bar is not None:
-                        bar.update(len(page))
+                        bar.set_postfix_str(key)
+                    for page in export_pages(r, key, count):
+                        written, refused = store.upsert(board, page, now)
+                        s.articles += written
+                        s.refused += len(refused)
+                        for x in refused:
+                            report(x.line())
+                        if bar is not None:
+                            bar.update(len(page))
+            except _BOARD_FAILURES as e:
+                s.failed += 1
+                report(_board_failure(e, board))
+                continue
+            s.boards += 1
+            s.shards += len(keys)
     finally:
         if bar is not None:
             bar.close()
     s.seconds = time.monotonic() - start
     return s
+
+
+#: The failures of one board (reported, the board skipped, the run goes on): not a
+#: HOT board, or an error reply for it. A ConnectionError is not one board's fault.
+_BOARD_FAILURES: Tuple[Type[BaseException], ...] = (ArchiveError, ServerError, redis.exceptions.ResponseError)
+
+
+def _board_failure(e: BaseException, board: str) -> str:
+    """One line for a board that failed."""
+    if isinstance(e, redis.exceptions.ResponseError):
+        e = server_error(e)
+    if isinstance(e, ServerError):
+        return f"error: board {board!r}: Redis replied: {e.message.splitlines()[0]}"
+    return _failure(e, "", "")
 
 
 def _expected() -> Tuple[Type[BaseException], ...]:
@@ -632,9 +660,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """The command line: 0 when every row was written, 1 on a failure or a refused row,
-    2 for a bad option. With ``--every``, a later run that fails is reported and the
-    next one runs on schedule (the first run's failure exits 1)."""
+    """The command line: 0 when every row of every board was written; 1 when a board
+    failed (reported, skipped, the others archived), a row was refused, or Redis or
+    the database failed; 2 for a bad option. With ``--every``, a failed board or row
+    is reported and the next run goes on schedule; the first run ends the archiver
+    (exit 1) when it archived no board at all or Redis or the database failed, a
+    later run's failure is reported and the next one runs on schedule."""
     args = parser().parse_args(argv)
     progress = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
     expected = _expected()
@@ -652,9 +683,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     traceback.print_exc()
                 _stderr(_failure(e, args.redis, args.to))
             else:
-                print(s.line(args.to), flush=True)
-                if args.every is None:
-                    return 1 if s.refused else 0
+                if s.boards:  # every board failed: its lines are the run's whole output
+                    print(s.line(args.to), flush=True)
+                if args.every is None or (runs == 0 and not s.boards):
+                    return 1 if s.refused or s.failed else 0
             runs += 1
             time.sleep(args.every)
     except KeyboardInterrupt:
