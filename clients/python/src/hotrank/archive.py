@@ -221,18 +221,18 @@ def _run(r: Any, call: c.Call[Any]) -> Any:
 
 def check_hot_board(r: Any, key: str, name: Optional[str] = None) -> None:
     """Raises ArchiveError unless ``key`` is a HOT board that exists (HOT.INFO reports
-    keys): a leaderboard, another type, or no board at all is one clear message."""
+    keys): a leaderboard, another type, or no board at all is one clear message. On a
+    cluster the cluster client routes the calls (following MOVED and ASK)."""
     shown = name or key
-    node = _node(r, key)
     try:
-        info = _run(node, c.info("HOT.INFO", key))
+        info = _run(r, c.info("HOT.INFO", key))
     except UnknownCommandError:
-        if not node.exists(key):
+        if not r.exists(key):
             raise ArchiveError(f"board {shown!r} does not exist (no such key): check the name") from None
         return
     except (WrongTypeError, InvalidArgumentError) as e:
         try:
-            _run(node, c.info("RANK.INFO", key))
+            _run(r, c.info("RANK.INFO", key))
         except ServerError:
             raise ArchiveError(f"{shown!r} is not a HOT board: {e.message}") from None
         raise ArchiveError(f"{shown!r} is a leaderboard (RANK), not a HOT board") from None
@@ -247,7 +247,7 @@ def board_keys(r: Any, board: str, check: bool = False) -> List[str]:
     (see :func:`check_hot_board`); a sharded leaderboard always raises it.
     """
     call = _shard.read_description(board)
-    d = call.parse(_node(r, _shard.describe_key(board)).execute_command(*call.args))
+    d = call.parse(r.execute_command(*call.args))
     if d.kind is None:
         if check:
             check_hot_board(r, board)
@@ -260,8 +260,10 @@ def board_keys(r: Any, board: str, check: bool = False) -> List[str]:
 
 def export_pages(r: Any, key: str, count: int) -> Iterator[Tuple[ArticleStats, ...]]:
     """Every article of one board, a HOT.EXPORT page at a time (ZSCAN and HOT.STATS on
-    a module without HOT.EXPORT). On a cluster, the node that serves ``key`` is asked."""
-    r = _node(r, key)
+    a module without HOT.EXPORT). On a cluster, HOT.EXPORT goes through the cluster
+    client, which routes it by ``key`` and follows MOVED (refreshing its slot map) and
+    ASK, so a board whose slot moved is read from its new node; the older module's
+    ZSCAN fallback asks the node that serves ``key``."""
     cursor = 0
     try:
         while True:
@@ -273,7 +275,7 @@ def export_pages(r: Any, key: str, count: int) -> Iterator[Tuple[ArticleStats, .
     except UnknownCommandError:
         if cursor != 0:
             raise
-    yield from _scan_pages(r, key, count)
+    yield from _scan_pages(_node(r, key), key, count)
 
 
 def _scan_pages(r: Any, key: str, count: int) -> Iterator[Tuple[ArticleStats, ...]]:
