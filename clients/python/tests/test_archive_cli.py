@@ -133,6 +133,31 @@ def test_a_board_that_is_not_a_hot_board_is_one_line(
     assert code == 1 and out == "" and err.splitlines() == [err.splitlines()[0]] * 2, err
 
 
+def test_a_missing_board_under_an_allkeys_policy_does_not_exist(server: Server, tmp_path: Path, capsys: Any) -> None:
+    """Under allkeys-lru with maxmemory set, HOT.INFO of a missing board is the module's "board identity
+    missing" error: the archiver says the board does not exist (it may have been
+    evicted), one line, and archives the other board."""
+    r = server.client()
+    r.delete("hot:{gone}", "hot:{here}")
+    hotrank.HotBoard(r, "hot:{here}").view("a", "v", T0)
+    before = r.config_get("maxmemory*")
+    r.config_set("maxmemory", "1gb")  # the policy matters only with a limit; nothing is evicted under 1 GB
+    r.config_set("maxmemory-policy", "allkeys-lru")
+    try:
+        code, out, err = main(
+            capsys, "--redis", f"redis://127.0.0.1:{server.port}/0", "--board", "hot:{gone}", "--board", "hot:{here}",
+            "--to", f"sqlite:///{tmp_path}/x.db",
+        )  # fmt: skip
+    finally:
+        r.config_set("maxmemory-policy", before["maxmemory-policy"])
+        r.config_set("maxmemory", before["maxmemory"])
+    assert code == 1 and out.startswith("archived 1 articles of 1 board(s)"), err
+    assert err.splitlines() == [
+        "error: board 'hot:{gone}' does not exist (no HOT board record; maxmemory-policy allkeys-lru "
+        "may have evicted it whole): check the name"
+    ], err
+
+
 def test_every_runs_again_and_a_later_failure_does_not_stop_it(redis_server: Server, tmp_path: Path) -> None:
     """--every 1: a run each second; a board gone in between is one line, the next run
     archives again once it is back."""

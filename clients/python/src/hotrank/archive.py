@@ -55,6 +55,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import time
 import traceback
@@ -231,6 +232,13 @@ def check_hot_board(r: Any, key: str, name: Optional[str] = None) -> None:
             raise ArchiveError(f"board {shown!r} does not exist (no such key): check the name") from None
         return
     except (WrongTypeError, InvalidArgumentError) as e:
+        evicted = _EVICTED.search(e.message)
+        if evicted:
+            # HOT.INFO under an allkeys-* policy: no key at all, so no board (or one evicted whole).
+            raise ArchiveError(
+                f"board {shown!r} does not exist (no HOT board record; maxmemory-policy {evicted.group(1)} "
+                "may have evicted it whole): check the name"
+            ) from None
         try:
             _run(r, c.info("RANK.INFO", key))
         except ServerError:
@@ -238,6 +246,11 @@ def check_hot_board(r: Any, key: str, name: Optional[str] = None) -> None:
         raise ArchiveError(f"{shown!r} is a leaderboard (RANK), not a HOT board") from None
     if info.get("keys", 1) == 0:
         raise ArchiveError(f"board {shown!r} does not exist (HOT.INFO reports no keys): check the name")
+
+
+#: The module's error for a board with no key at all under an ``allkeys-*`` policy
+#: (src/commands/identity.rs ``missing``), with the policy's name.
+_EVICTED = re.compile(r"board identity missing: .* has no HOT board record, and maxmemory-policy (\S+) may have evicted")
 
 
 def board_keys(r: Any, board: str, check: bool = False) -> List[str]:
