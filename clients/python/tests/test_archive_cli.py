@@ -138,22 +138,23 @@ def test_a_missing_board_under_an_allkeys_policy_does_not_exist(server: Server, 
     missing" error: the archiver says the board does not exist (it may have been
     evicted), one line, and archives the other board."""
     r = server.client()
-    r.delete("hot:{gone}", "hot:{here}")
+    for key in ("hot:{never-made}", "hot:{here}"):
+        hotrank.HotBoard(r, key).drop()  # every key of the board
     hotrank.HotBoard(r, "hot:{here}").view("a", "v", T0)
     before = r.config_get("maxmemory*")
     r.config_set("maxmemory", "1gb")  # the policy matters only with a limit; nothing is evicted under 1 GB
     r.config_set("maxmemory-policy", "allkeys-lru")
     try:
         code, out, err = main(
-            capsys, "--redis", f"redis://127.0.0.1:{server.port}/0", "--board", "hot:{gone}", "--board", "hot:{here}",
+            capsys, "--redis", f"redis://127.0.0.1:{server.port}/0", "--board", "hot:{never-made}", "--board", "hot:{here}",
             "--to", f"sqlite:///{tmp_path}/x.db",
         )  # fmt: skip
     finally:
         r.config_set("maxmemory-policy", before["maxmemory-policy"])
         r.config_set("maxmemory", before["maxmemory"])
-    assert code == 1 and out.startswith("archived 1 articles of 1 board(s)"), err
+    assert code == 1 and out.startswith("archived 1 articles of 1 board(s)"), (code, out, err)
     assert err.splitlines() == [
-        "error: board 'hot:{gone}' does not exist (no HOT board record; maxmemory-policy allkeys-lru "
+        "error: board 'hot:{never-made}' does not exist (no HOT board record; maxmemory-policy allkeys-lru "
         "may have evicted it whole): check the name"
     ], err
 

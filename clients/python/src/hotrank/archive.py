@@ -12,14 +12,18 @@ outlives the board. docs/archive.md is the user's guide.
   duration with a unit (``90``, ``30m``, ``1h``, ``1d``); ``--count`` is 1 … 10000
   (HOT.EXPORT's COUNT); ``--to`` is ``sqlite://`` or ``postgresql://`` with its
   driver installed; ``--redis`` is a ``redis://``, ``rediss://`` or ``unix://`` URL. A bad option exits 2 with argparse's usage line.
-- **Checks each board before it reads it**: a board that does not exist (HOT.INFO
-  reports no keys), a leaderboard, or any key that is not a HOT board ends the run
-  with one line and exit status 1, as does a Redis or database that cannot be
-  reached. ``--debug`` adds the traceback.
+- **Checks each board just before it reads it**: a board that does not exist
+  (HOT.INFO reports no keys, or under an ``allkeys-*`` policy no HOT board record), a
+  leaderboard, any key that is not a HOT board, or an error reply for it (NOPERM) is
+  one line on stderr; that board is skipped, the others are archived, and the exit
+  status is 1. A Redis or database that cannot be reached ends the run with one line
+  and exit status 1. ``--debug`` adds the traceback of such a failure.
 - **Reads** each board with HOT.EXPORT (a cursor over every article the board knows,
   viewed or only published); a sharded board (``hotrank.ShardedHotBoard``, found by
   its record ``<board>:sharding``) is read shard by shard and archived under its own
-  name. A Redis Cluster URL is detected (``cluster_enabled``). A module without
+  name. A Redis Cluster URL is detected (``cluster_enabled``) and every call is
+  routed by the cluster client, which follows MOVED and ASK: a board whose slot
+  moved is read from its new node. A module without
   HOT.EXPORT is read with ZSCAN of the board and HOT.STATS of each article instead
   (articles on the board only; ``last_view`` empty).
 - **Writes** table ``hot_articles(board, article_id, article, published_at, pv, uv,
