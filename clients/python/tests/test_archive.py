@@ -408,3 +408,31 @@ def test_a_refused_row_is_reported_and_the_run_goes_on(db: str, redis_server: Se
     assert out.stdout.startswith("archived 30 articles") and "1 row(s) refused" in out.stdout, out.stdout
     assert sorted(row[1] for row in store.rows()) == ids[:-1]
     store.engine.dispose()
+
+
+def test_a_board_whose_slot_moved_is_read_from_its_new_node(cluster: Cluster, tmp_path: Path) -> None:
+    """A reshard between two runs of one archiver: the second run reads the board from
+    its new node (the cluster client follows MOVED and refreshes its slot map) instead
+    of failing with MOVED until the archiver restarts."""
+    from test_reshard import _move_slot, _owner
+
+    key = "hot:{archive-moves}"
+    r = archive.connect(f"redis://127.0.0.1:{cluster.port}/0")
+    writer = cluster.client(decode_responses=False)
+    writer.delete(key)
+    board = hotrank.HotBoard(writer, key)
+    board.view("a", "v", T0)
+    store = archive.Store(f"sqlite:///{tmp_path}/moves.db")
+    assert archive.archive_once(r, [key], store).articles == 1
+    slot = int(r.keyslot(key))
+    src, _ = _owner(cluster, slot)
+    dst = (src + 1) % len(cluster.nodes)
+    _move_slot(cluster, slot, src, dst)
+    try:
+        assert _owner(cluster, slot)[0] == dst
+        board.view("b", "v", T0)
+        s = archive.archive_once(r, [key], store)  # the same client: its slot map is stale
+        assert (s.articles, s.failed) == (2, 0)
+        assert [(row[2], row[4]) for row in store.rows()] == [("a", 1), ("b", 1)]
+    finally:
+        _move_slot(cluster, slot, dst, src)

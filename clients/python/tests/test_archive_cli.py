@@ -118,15 +118,45 @@ def boards(server: Server) -> Any:
 def test_a_board_that_is_not_a_hot_board_is_one_line(
     boards: Server, board: str, message: str, tmp_path: Path, capsys: Any
 ) -> None:
+    """The bad board is one line and skipped, the good one (given before and after it)
+    is archived, and the exit status is 1; alone, the bad board is the only output."""
     db = tmp_path / "x.db"
-    code, out, err = main(
-        capsys, "--redis", f"redis://127.0.0.1:{boards.port}/0", "--board", "hot:{real}", "--board", board,
-        "--to", f"sqlite:///{db}",
-    )  # fmt: skip
-    assert code == 1 and out == ""
-    assert len(err.strip().splitlines()) == 1 and err.startswith(message), err
-    # Checked before anything is written: the good board is not half-archived either.
-    assert archive.Store(f"sqlite:///{db}").rows() == []
+    url = f"redis://127.0.0.1:{boards.port}/0"
+    for order in (["hot:{real}", board], [board, "hot:{real}"]):
+        args = [a for b in order for a in ("--board", b)]
+        code, out, err = main(capsys, "--redis", url, *args, "--to", f"sqlite:///{db}")
+        assert code == 1, err
+        assert len(err.strip().splitlines()) == 1 and err.startswith(message), err
+        assert out.startswith("archived 1 articles of 1 board(s) (1 key(s))") and out.strip().endswith("; 1 board(s) failed")
+        assert [(row[0], row[2]) for row in archive.Store(f"sqlite:///{db}").rows()] == [("hot:{real}", "a")]
+    code, out, err = main(capsys, "--redis", url, "--board", board, "--board", board, "--to", f"sqlite:///{db}")
+    assert code == 1 and out == "" and err.splitlines() == [err.splitlines()[0]] * 2, err
+
+
+def test_a_missing_board_under_an_allkeys_policy_does_not_exist(server: Server, tmp_path: Path, capsys: Any) -> None:
+    """Under allkeys-lru with maxmemory set, HOT.INFO of a missing board is the module's "board identity
+    missing" error: the archiver says the board does not exist (it may have been
+    evicted), one line, and archives the other board."""
+    r = server.client()
+    for key in ("hot:{never-made}", "hot:{here}"):
+        hotrank.HotBoard(r, key).drop()  # every key of the board
+    hotrank.HotBoard(r, "hot:{here}").view("a", "v", T0)
+    before = r.config_get("maxmemory*")
+    r.config_set("maxmemory", "1gb")  # the policy matters only with a limit; nothing is evicted under 1 GB
+    r.config_set("maxmemory-policy", "allkeys-lru")
+    try:
+        code, out, err = main(
+            capsys, "--redis", f"redis://127.0.0.1:{server.port}/0", "--board", "hot:{never-made}", "--board", "hot:{here}",
+            "--to", f"sqlite:///{tmp_path}/x.db",
+        )  # fmt: skip
+    finally:
+        r.config_set("maxmemory-policy", before["maxmemory-policy"])
+        r.config_set("maxmemory", before["maxmemory"])
+    assert code == 1 and out.startswith("archived 1 articles of 1 board(s)"), (code, out, err)
+    assert err.splitlines() == [
+        "error: board 'hot:{never-made}' does not exist (no HOT board record; maxmemory-policy allkeys-lru "
+        "may have evicted it whole): check the name"
+    ], err
 
 
 def test_every_runs_again_and_a_later_failure_does_not_stop_it(redis_server: Server, tmp_path: Path) -> None:
@@ -169,7 +199,7 @@ def test_a_user_without_permission_is_one_line(redis_server: Server, tmp_path: P
         url = f"redis://archiver:s3cret@127.0.0.1:{redis_server.port}/0"
         code, out, err = main(capsys, "--redis", url, "--board", "hot:{acl}", "--to", f"sqlite:///{tmp_path}/a.db")
         assert code == 1 and out == "" and len(err.strip().splitlines()) == 1, err
-        assert err.startswith("error: Redis replied: NOPERM") and "s3cret" not in err, err
+        assert err.startswith("error: board 'hot:{acl}': Redis replied: NOPERM") and "s3cret" not in err, err
     finally:
         r.execute_command("ACL", "DELUSER", "archiver")
 

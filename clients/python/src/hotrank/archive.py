@@ -12,14 +12,18 @@ outlives the board. docs/archive.md is the user's guide.
   duration with a unit (``90``, ``30m``, ``1h``, ``1d``); ``--count`` is 1 … 10000
   (HOT.EXPORT's COUNT); ``--to`` is ``sqlite://`` or ``postgresql://`` with its
   driver installed; ``--redis`` is a ``redis://``, ``rediss://`` or ``unix://`` URL. A bad option exits 2 with argparse's usage line.
-- **Checks each board before it reads it**: a board that does not exist (HOT.INFO
-  reports no keys), a leaderboard, or any key that is not a HOT board ends the run
-  with one line and exit status 1, as does a Redis or database that cannot be
-  reached. ``--debug`` adds the traceback.
+- **Checks each board just before it reads it**: a board that does not exist
+  (HOT.INFO reports no keys, or under an ``allkeys-*`` policy no HOT board record), a
+  leaderboard, any key that is not a HOT board, or an error reply for it (NOPERM) is
+  one line on stderr; that board is skipped, the others are archived, and the exit
+  status is 1. A Redis or database that cannot be reached ends the run with one line
+  and exit status 1. ``--debug`` adds the traceback of such a failure.
 - **Reads** each board with HOT.EXPORT (a cursor over every article the board knows,
   viewed or only published); a sharded board (``hotrank.ShardedHotBoard``, found by
   its record ``<board>:sharding``) is read shard by shard and archived under its own
-  name. A Redis Cluster URL is detected (``cluster_enabled``). A module without
+  name. A Redis Cluster URL is detected (``cluster_enabled``) and every call is
+  routed by the cluster client, which follows MOVED and ASK: a board whose slot
+  moved is read from its new node. A module without
   HOT.EXPORT is read with ZSCAN of the board and HOT.STATS of each article instead
   (articles on the board only; ``last_view`` empty).
 - **Writes** table ``hot_articles(board, article_id, article, published_at, pv, uv,
@@ -55,6 +59,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import time
 import traceback
@@ -221,23 +226,35 @@ def _run(r: Any, call: c.Call[Any]) -> Any:
 
 def check_hot_board(r: Any, key: str, name: Optional[str] = None) -> None:
     """Raises ArchiveError unless ``key`` is a HOT board that exists (HOT.INFO reports
-    keys): a leaderboard, another type, or no board at all is one clear message."""
+    keys): a leaderboard, another type, or no board at all is one clear message. On a
+    cluster the cluster client routes the calls (following MOVED and ASK)."""
     shown = name or key
-    node = _node(r, key)
     try:
-        info = _run(node, c.info("HOT.INFO", key))
+        info = _run(r, c.info("HOT.INFO", key))
     except UnknownCommandError:
-        if not node.exists(key):
+        if not r.exists(key):
             raise ArchiveError(f"board {shown!r} does not exist (no such key): check the name") from None
         return
     except (WrongTypeError, InvalidArgumentError) as e:
+        evicted = _EVICTED.search(e.message)
+        if evicted:
+            # HOT.INFO under an allkeys-* policy: no key at all, so no board (or one evicted whole).
+            raise ArchiveError(
+                f"board {shown!r} does not exist (no HOT board record; maxmemory-policy {evicted.group(1)} "
+                "may have evicted it whole): check the name"
+            ) from None
         try:
-            _run(node, c.info("RANK.INFO", key))
+            _run(r, c.info("RANK.INFO", key))
         except ServerError:
             raise ArchiveError(f"{shown!r} is not a HOT board: {e.message}") from None
         raise ArchiveError(f"{shown!r} is a leaderboard (RANK), not a HOT board") from None
     if info.get("keys", 1) == 0:
         raise ArchiveError(f"board {shown!r} does not exist (HOT.INFO reports no keys): check the name")
+
+
+#: The module's error for a board with no key at all under an ``allkeys-*`` policy
+#: (src/commands/identity.rs ``missing``), with the policy's name.
+_EVICTED = re.compile(r"board identity missing: .* has no HOT board record, and maxmemory-policy (\S+) may have evicted")
 
 
 def board_keys(r: Any, board: str, check: bool = False) -> List[str]:
@@ -247,7 +264,7 @@ def board_keys(r: Any, board: str, check: bool = False) -> List[str]:
     (see :func:`check_hot_board`); a sharded leaderboard always raises it.
     """
     call = _shard.read_description(board)
-    d = call.parse(_node(r, _shard.describe_key(board)).execute_command(*call.args))
+    d = call.parse(r.execute_command(*call.args))
     if d.kind is None:
         if check:
             check_hot_board(r, board)
@@ -260,8 +277,10 @@ def board_keys(r: Any, board: str, check: bool = False) -> List[str]:
 
 def export_pages(r: Any, key: str, count: int) -> Iterator[Tuple[ArticleStats, ...]]:
     """Every article of one board, a HOT.EXPORT page at a time (ZSCAN and HOT.STATS on
-    a module without HOT.EXPORT). On a cluster, the node that serves ``key`` is asked."""
-    r = _node(r, key)
+    a module without HOT.EXPORT). On a cluster, HOT.EXPORT goes through the cluster
+    client, which routes it by ``key`` and follows MOVED (refreshing its slot map) and
+    ASK, so a board whose slot moved is read from its new node; the older module's
+    ZSCAN fallback asks the node that serves ``key``."""
     cursor = 0
     try:
         while True:
@@ -273,7 +292,7 @@ def export_pages(r: Any, key: str, count: int) -> Iterator[Tuple[ArticleStats, .
     except UnknownCommandError:
         if cursor != 0:
             raise
-    yield from _scan_pages(r, key, count)
+    yield from _scan_pages(_node(r, key), key, count)
 
 
 def _scan_pages(r: Any, key: str, count: int) -> Iterator[Tuple[ArticleStats, ...]]:
@@ -506,12 +525,14 @@ def _test_pause() -> None:
 
 @dataclass
 class Summary:
-    """One run: boards and keys read, articles written, rows refused, seconds taken."""
+    """One run: boards and keys read, articles written, rows refused, boards that
+    failed (reported and skipped), seconds taken."""
 
     boards: int = 0
     shards: int = 0
     articles: int = 0
     refused: int = 0
+    failed: int = 0
     seconds: float = 0.0
 
     def line(self, to: str) -> str:
@@ -519,7 +540,9 @@ class Summary:
             f"archived {self.articles} articles of {self.boards} board(s) ({self.shards} key(s)) "
             f"into {redact(to)} in {self.seconds:.1f} s"
         )
-        return text + (f"; {self.refused} row(s) refused by the database" if self.refused else "")
+        if self.refused:
+            text += f"; {self.refused} row(s) refused by the database"
+        return text + (f"; {self.failed} board(s) failed" if self.failed else "")
 
 
 def redact(url: str) -> str:
@@ -546,14 +569,17 @@ def archive_once(
 ) -> Summary:
     """Copies every article of every board (every shard of a sharded one) into the store.
 
-    Each board is checked first (ArchiveError if it does not exist or is not a HOT
-    board). A row the database refuses is passed to ``report`` (one line with its
-    board and id) and counted in ``Summary.refused``; the run goes on.
+    Each board is checked just before it is read. A board that fails (it does not
+    exist, is not a HOT board, or Redis refuses a call on it: NOPERM, MOVED after the
+    cluster client's retries) is passed to ``report`` as one line, counted in
+    ``Summary.failed`` and skipped: the other boards are archived. A row the database
+    refuses is passed to ``report`` (one line with its board and id) and counted in
+    ``Summary.refused``; the run goes on. A Redis that cannot be reached, or a
+    database error that is not one row's, ends the run (raised).
     """
     start = time.monotonic()
     now = time.time()
-    s = Summary(boards=len(boards))
-    plan = [(board, board_keys(r, board, check=True)) for board in boards]
+    s = Summary()
     bar: Any = None
     if progress:
         try:
@@ -563,24 +589,45 @@ def archive_once(
         if tqdm is not None:
             bar = tqdm(unit=" articles", desc="archive", dynamic_ncols=True)
     try:
-        for board, keys in plan:
-            s.shards += len(keys)
-            for key in keys:
-                if bar is not None:
-                    bar.set_postfix_str(key)
-                for page in export_pages(r, key, count):
-                    written, refused = store.upsert(board, page, now)
-                    s.articles += written
-                    s.refused += len(refused)
-                    for x in refused:
-                        report(x.line())
+        for board in boards:
+            try:
+                keys = board_keys(r, board, check=True)
+                for key in keys:
                     if bar is not None:
-                        bar.update(len(page))
+                        bar.set_postfix_str(key)
+                    for page in export_pages(r, key, count):
+                        written, refused = store.upsert(board, page, now)
+                        s.articles += written
+                        s.refused += len(refused)
+                        for x in refused:
+                            report(x.line())
+                        if bar is not None:
+                            bar.update(len(page))
+            except _BOARD_FAILURES as e:
+                s.failed += 1
+                report(_board_failure(e, board))
+                continue
+            s.boards += 1
+            s.shards += len(keys)
     finally:
         if bar is not None:
             bar.close()
     s.seconds = time.monotonic() - start
     return s
+
+
+#: The failures of one board (reported, the board skipped, the run goes on): not a
+#: HOT board, or an error reply for it. A ConnectionError is not one board's fault.
+_BOARD_FAILURES: Tuple[Type[BaseException], ...] = (ArchiveError, ServerError, redis.exceptions.ResponseError)
+
+
+def _board_failure(e: BaseException, board: str) -> str:
+    """One line for a board that failed."""
+    if isinstance(e, redis.exceptions.ResponseError):
+        e = server_error(e)
+    if isinstance(e, ServerError):
+        return f"error: board {board!r}: Redis replied: {e.message.splitlines()[0]}"
+    return _failure(e, "", "")
 
 
 def _expected() -> Tuple[Type[BaseException], ...]:
@@ -632,9 +679,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """The command line: 0 when every row was written, 1 on a failure or a refused row,
-    2 for a bad option. With ``--every``, a later run that fails is reported and the
-    next one runs on schedule (the first run's failure exits 1)."""
+    """The command line: 0 when every row of every board was written; 1 when a board
+    failed (reported, skipped, the others archived), a row was refused, or Redis or
+    the database failed; 2 for a bad option. With ``--every``, a failed board or row
+    is reported and the next run goes on schedule; the first run ends the archiver
+    (exit 1) when it archived no board at all or Redis or the database failed, a
+    later run's failure is reported and the next one runs on schedule."""
     args = parser().parse_args(argv)
     progress = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
     expected = _expected()
@@ -652,9 +702,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     traceback.print_exc()
                 _stderr(_failure(e, args.redis, args.to))
             else:
-                print(s.line(args.to), flush=True)
-                if args.every is None:
-                    return 1 if s.refused else 0
+                if s.boards:  # every board failed: its lines are the run's whole output
+                    print(s.line(args.to), flush=True)
+                if args.every is None or (runs == 0 and not s.boards):
+                    return 1 if s.refused or s.failed else 0
             runs += 1
             time.sleep(args.every)
     except KeyboardInterrupt:
