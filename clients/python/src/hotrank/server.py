@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any, List, Optional, Sequence, Type
+from typing import Any, List, Optional, Sequence, Type, cast
 
 import redis
 
@@ -163,7 +163,8 @@ class LocalServer:
                     raise RuntimeError(f"{os.path.basename(self.binary)} exited: {self._last_log_line}")
                 try:
                     # Ours, not another server already on the port (ours then exits).
-                    if int(probe.info("server")["process_id"]) == self.proc.pid:
+                    info = cast("dict[str, Any]", probe.info("server"))  # a sync client's reply
+                    if int(info["process_id"]) == self.proc.pid:
                         return
                 except redis.exceptions.RedisError:
                     pass
