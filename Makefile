@@ -274,7 +274,7 @@ dist: build
 	strip --strip-unneeded -o "$$stage/libhotrank.so" '$(MODULE)'; \
 	cp '$(ROOT)/redis.conf.example' '$(ROOT)/LICENSE' '$(ROOT)/README.md' "$$stage/"; \
 	cp -r '$(ROOT)/docs' "$$stage/docs"; \
-	(cd "$$stage" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | tr '\n' '\0' | xargs -0 sha256sum > SHA256SUMS); \
+	(cd "$$stage" && find . -type f ! -name SHA256SUMS | sed 's|^\./||' | LC_ALL=C sort | tr '\n' '\0' | xargs -0 sha256sum > SHA256SUMS); \
 	mtime=$$(git -C '$(ROOT)' log -1 --format=%ct 2>/dev/null || echo 0); \
 	tar --sort=name --mtime="@$$mtime" --owner=0 --group=0 --numeric-owner -C '$(ROOT)/target/dist' -cf - '$(DIST_NAME)' \
 	  | gzip -9n > '$(DIST_TGZ)'; \
