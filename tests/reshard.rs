@@ -322,6 +322,92 @@ fn assert_same_keys(owner: &mut Connection, reference: &mut Connection, slot: u1
     }
 }
 
+/// What [`migrate_in_batches`] did.
+struct Moved {
+    batches: usize,
+    /// Writes acknowledged by the source itself (no ASK) during the move.
+    on_source: usize,
+    /// Refused writes checked to add nothing to either node's AOF.
+    aof_checks: usize,
+    /// Writes refused with TRYAGAIN, not yet acknowledged.
+    pending: Vec<Op>,
+}
+
+/// Step 2 of a slot move: `MIGRATE … KEYS` batches of 50 of `slot`'s keys
+/// from `s` to `dst` (whose connection is `d`) until the slot is empty on
+/// `s`, with 8 writes of `work` between batches, sent by `client` (a
+/// refused write is kept and sent again before the next batch; the first
+/// `aof_limit` refusals are checked to change neither node's AOF). Every
+/// batch must succeed.
+#[allow(clippy::too_many_arguments)]
+fn migrate_in_batches(
+    s: &mut Connection,
+    d: &mut Connection,
+    dst: &Node,
+    slot: u16,
+    work: &mut Workload,
+    client: &mut SlotClient,
+    acked: &mut Acked,
+    aof_limit: usize,
+) -> Moved {
+    let mut aof_checks = 0;
+    let mut pending: Vec<Op> = Vec::new();
+    let (mut batches, mut on_source) = (0, 0);
+    let dst_port = dst.server.port.to_string();
+    loop {
+        let keys: Vec<Vec<u8>> = redis::cmd("CLUSTER")
+            .arg("GETKEYSINSLOT")
+            .arg(slot)
+            .arg(50)
+            .query(s)
+            .expect("GETKEYSINSLOT");
+        if keys.is_empty() {
+            break;
+        }
+        pending.extend((0..8).map(|_| work.next()));
+        let mut left = Vec::new();
+        for op in pending.drain(..) {
+            let asks = client.seen.ask;
+            let aof = (aof_checks < aof_limit).then(|| (aof_size(s), aof_size(d)));
+            match client.send(&op) {
+                Some(v) => {
+                    on_source += usize::from(client.seen.ask == asks);
+                    acked.push((op, v));
+                }
+                None => {
+                    if let Some(before) = aof {
+                        let after = (aof_size(s), aof_size(d));
+                        assert_eq!(before, after, "{}: refused, yet written", show_op(&op));
+                        aof_checks += 1;
+                    }
+                    left.push(op)
+                }
+            }
+        }
+        pending = left;
+        let mut m = redis::cmd("MIGRATE");
+        m.arg("127.0.0.1")
+            .arg(&dst_port)
+            .arg("")
+            .arg(0)
+            .arg(5000)
+            .arg("KEYS")
+            .arg(&keys);
+        let out: redis::RedisResult<String> = m.query(s);
+        assert!(
+            matches!(out.as_deref(), Ok("OK") | Ok("NOKEY")),
+            "MIGRATE batch {batches}: {out:?}"
+        );
+        batches += 1;
+    }
+    Moved {
+        batches,
+        on_source,
+        aof_checks,
+        pending,
+    }
+}
+
 fn reshard_scenario() {
     let t0 = Instant::now();
     let nodes = start_cluster(&RANGES);
@@ -353,7 +439,6 @@ fn reshard_scenario() {
     // adds nothing to either node's (checked for the first refusals).
     aof_on(&mut s);
     aof_on(&mut d);
-    let mut aof_checks = 0;
     let aof_start = aof_size(&mut s);
 
     // 1. MIGRATE batches of 50 keys, with writes between them.
@@ -368,55 +453,22 @@ fn reshard_scenario() {
         &["CLUSTER", "SETSLOT", &slot_s, "MIGRATING", &dst_id],
     )
     .expect("MIGRATING");
-    let mut pending: Vec<Op> = Vec::new();
-    let (mut batches, mut on_source) = (0, 0);
-    let dst_port = dst.server.port.to_string();
-    loop {
-        let keys: Vec<Vec<u8>> = redis::cmd("CLUSTER")
-            .arg("GETKEYSINSLOT")
-            .arg(slot)
-            .arg(50)
-            .query(&mut s)
-            .expect("GETKEYSINSLOT");
-        if keys.is_empty() {
-            break;
-        }
-        pending.extend((0..8).map(|_| work.next()));
-        let mut left = Vec::new();
-        for op in pending.drain(..) {
-            let asks = client.seen.ask;
-            let aof = (aof_checks < 40).then(|| (aof_size(&mut s), aof_size(&mut d)));
-            match client.send(&op) {
-                Some(v) => {
-                    on_source += usize::from(client.seen.ask == asks);
-                    acked.push((op, v));
-                }
-                None => {
-                    if let Some(before) = aof {
-                        let after = (aof_size(&mut s), aof_size(&mut d));
-                        assert_eq!(before, after, "{}: refused, yet written", show_op(&op));
-                        aof_checks += 1;
-                    }
-                    left.push(op)
-                }
-            }
-        }
-        pending = left;
-        let mut m = redis::cmd("MIGRATE");
-        m.arg("127.0.0.1")
-            .arg(&dst_port)
-            .arg("")
-            .arg(0)
-            .arg(5000)
-            .arg("KEYS")
-            .arg(&keys);
-        let out: redis::RedisResult<String> = m.query(&mut s);
-        assert!(
-            matches!(out.as_deref(), Ok("OK") | Ok("NOKEY")),
-            "MIGRATE batch {batches}: {out:?}"
-        );
-        batches += 1;
-    }
+    let moved = migrate_in_batches(
+        &mut s,
+        &mut d,
+        dst,
+        slot,
+        &mut work,
+        &mut client,
+        &mut acked,
+        40,
+    );
+    let (batches, on_source, aof_checks, mut pending) = (
+        moved.batches,
+        moved.on_source,
+        moved.aof_checks,
+        moved.pending,
+    );
     q(&mut d, &["CLUSTER", "SETSLOT", &slot_s, "NODE", &dst_id]).expect("NODE on target");
     q(&mut s, &["CLUSTER", "SETSLOT", &slot_s, "NODE", &dst_id]).expect("NODE on source");
     assert_eq!(
@@ -533,4 +585,130 @@ fn reshard_scenario() {
 #[test]
 fn boards_survive_a_reshard() {
     reshard_scenario();
+}
+
+/// A board made again after HOT.DROP lives at epoch 1: its epoch-0 record
+/// never exists, and only its epoch key tells its epoch. Its slot moves in
+/// `MIGRATE` batches while views and increments follow ASK and retry
+/// TRYAGAIN: a view whose keys are all on the source runs there (it is not
+/// refused because the epoch-0 record is missing), and every acknowledged
+/// write counted exactly once (replayed on a standalone server: same
+/// replies, same keys).
+#[test]
+fn dropped_board_survives_a_reshard() {
+    let nodes = start_cluster(&RANGES);
+    let slot = RANGES[0].0;
+    let tag = tag_for(slot);
+    let at = now_s() - 60;
+    let (src, dst) = (&nodes[0], &nodes[1]);
+    let mut s = src.server.conn();
+    let mut d = dst.server.conn();
+    let (src_id, dst_id) = (my_id(&mut s), my_id(&mut d));
+    let reference = Server::start();
+    let mut r = reference.conn();
+    let mut work = Workload::new(38, &tag, at);
+    let mut client = SlotClient::new(&nodes, 0);
+    let (hot, lb) = (work.hot.clone(), work.lb.clone());
+    for c in [&mut s, &mut r] {
+        q(c, &["RANK.CREATE", &lb, "PERIODS", "day"]).expect("RANK.CREATE");
+    }
+    // A first board, then HOT.DROP: the board written next is at epoch 1.
+    let mut acked: Acked = Vec::new();
+    for _ in 0..300 {
+        let op = work.next();
+        let v = client.send(&op).expect("no TRYAGAIN before the migration");
+        acked.push((op, v));
+    }
+    replay(&mut r, &acked);
+    acked.clear();
+    let ep = format!("{hot}\0ep");
+    for c in [&mut s, &mut r] {
+        q(c, &["HOT.DROP", &hot]).expect("HOT.DROP");
+        // The old article keys go in steps; the last one sets the epoch
+        // key's TTL.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while redis::cmd("PTTL")
+            .arg(ep.as_bytes())
+            .query::<i64>(c)
+            .expect("PTTL")
+            < 0
+        {
+            assert!(Instant::now() < deadline, "HOT.DROP's steps did not end");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    // One pair viewed in the dedup generation before `at` and at `at`: a
+    // repeat of its view at `at` needs only keys that exist (a view also
+    // reads the previous generation's dedup shard).
+    let view = |t: i64| -> Op {
+        ["HOT.VIEW", &hot, "a0", "v0", "AT", &t.to_string()]
+            .iter()
+            .map(|a| a.as_bytes().to_vec())
+            .collect()
+    };
+    let mut ops: Vec<Op> = vec![view(at - 900)];
+    ops.extend((0..1500).map(|_| work.next()));
+    ops.push(view(at));
+    for op in ops {
+        let v = client.send(&op).expect("no TRYAGAIN before the migration");
+        acked.push((op, v));
+    }
+    assert!(count_in_slot(&mut s, slot) > 800, "a board of many keys");
+
+    let slot_s = slot.to_string();
+    q(
+        &mut d,
+        &["CLUSTER", "SETSLOT", &slot_s, "IMPORTING", &src_id],
+    )
+    .expect("IMPORTING");
+    q(
+        &mut s,
+        &["CLUSTER", "SETSLOT", &slot_s, "MIGRATING", &dst_id],
+    )
+    .expect("MIGRATING");
+    // Nothing has moved yet: the repeated view needs only keys that are
+    // here, and runs on the source.
+    let again = view(at);
+    let v = client
+        .send(&again)
+        .unwrap_or_else(|| panic!("{}: TRYAGAIN with every key here", show_op(&again)));
+    acked.push((again, v));
+    let moved = migrate_in_batches(
+        &mut s,
+        &mut d,
+        dst,
+        slot,
+        &mut work,
+        &mut client,
+        &mut acked,
+        0,
+    );
+    q(&mut d, &["CLUSTER", "SETSLOT", &slot_s, "NODE", &dst_id]).expect("NODE on target");
+    q(&mut s, &["CLUSTER", "SETSLOT", &slot_s, "NODE", &dst_id]).expect("NODE on source");
+    assert_eq!(
+        count_in_slot(&mut s, slot),
+        0,
+        "the slot ends empty on the source"
+    );
+    for op in moved.pending {
+        let v = client
+            .send(&op)
+            .unwrap_or_else(|| panic!("{}: TRYAGAIN after the migration", show_op(&op)));
+        acked.push((op, v));
+    }
+    eprintln!(
+        "dropped board: {} batches, {} writes acknowledged, {} on the source during the migration, {:?}",
+        moved.batches,
+        acked.len(),
+        moved.on_source,
+        client.seen
+    );
+    assert!(moved.batches >= 16, "{} batches", moved.batches);
+    assert!(
+        moved.on_source > 0,
+        "the source kept writing while it could"
+    );
+    assert!(client.seen.tryagain > 0 && client.seen.ask > 0);
+    replay(&mut r, &acked);
+    assert_same_keys(&mut d, &mut r, slot);
 }
