@@ -712,3 +712,93 @@ fn dropped_board_survives_a_reshard() {
     replay(&mut r, &acked);
     assert_same_keys(&mut d, &mut r, slot);
 }
+
+/// Sends `signal` (`-STOP`, `-CONT`) to the process `pid`.
+fn signal(pid: u32, signal: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .expect("kill")
+        .success();
+    assert!(ok, "kill {signal} {pid}");
+}
+
+/// Valkey 8 and later, on a primary with a replica, applies `CLUSTER
+/// SETSLOT … MIGRATING` only once the replica acknowledges it, and then
+/// without passing module command filters. The replica is stopped so that
+/// a board command runs (and may read `CLUSTER NODES`, which does not show
+/// the slot yet) while the `SETSLOT` waits. Once the `SETSLOT` has taken
+/// effect, a view that needs a key that is not here (a new article) must
+/// be refused with TRYAGAIN: the slot is known to move. On Redis 7.0 the
+/// `SETSLOT` takes effect at once, and the same must hold.
+#[test]
+fn slot_start_seen_while_setslot_waits_for_replicas() {
+    let nodes = start_cluster(&RANGES);
+    let slot = RANGES[0].0;
+    let hot = format!("hot:{{{}}}", tag_for(slot));
+    let at = now_s().to_string();
+    let (src, dst) = (&nodes[0], &nodes[1]);
+    let mut s = src.server.conn();
+    let mut d = dst.server.conn();
+    let (src_id, dst_id) = (my_id(&mut s), my_id(&mut d));
+    let (replica, _bus) = common::cluster::start_node(2);
+    let mut rc = replica.conn();
+    let (port, bus) = (src.server.port.to_string(), src.bus.to_string());
+    q(&mut rc, &["CLUSTER", "MEET", "127.0.0.1", &port, &bus]).expect("MEET");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while q(&mut rc, &["CLUSTER", "REPLICATE", &src_id]).is_err() {
+        assert!(Instant::now() < deadline, "CLUSTER REPLICATE");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    loop {
+        let online = common::cluster::info_field(&mut s, &["INFO", "replication"], "slave0")
+            .is_some_and(|v| v.contains("state=online"));
+        let known: Vec<Value> = redis::cmd("CLUSTER")
+            .arg("REPLICAS")
+            .arg(&src_id)
+            .query(&mut s)
+            .expect("CLUSTER REPLICAS");
+        if online && known.len() == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the replica did not come online");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    q(&mut s, &["HOT.VIEW", &hot, "a1", "v1", "AT", &at]).expect("a view before the move");
+    let slot_s = slot.to_string();
+    q(
+        &mut d,
+        &["CLUSTER", "SETSLOT", &slot_s, "IMPORTING", &src_id],
+    )
+    .expect("IMPORTING");
+    signal(replica.pid(), "-STOP");
+    let setslot = {
+        let mut c = src.server.conn();
+        let (slot_s, dst_id) = (slot_s.clone(), dst_id.clone());
+        std::thread::spawn(move || {
+            q(
+                &mut c,
+                &["CLUSTER", "SETSLOT", &slot_s, "MIGRATING", &dst_id],
+            )
+        })
+    };
+    // Valkey blocks the SETSLOT until the replica acknowledges it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !setslot.is_finished()
+        && common::cluster::info_field(&mut s, &["INFO", "clients"], "blocked_clients").as_deref()
+            != Some("1")
+    {
+        assert!(Instant::now() < deadline, "SETSLOT neither ran nor blocked");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // Meanwhile a board command (refused or not: the slot may be known).
+    let _ = q(&mut s, &["HOT.VIEW", &hot, "a1", "v1", "AT", &at]);
+    signal(replica.pid(), "-CONT");
+    setslot
+        .join()
+        .expect("SETSLOT thread")
+        .expect("SETSLOT MIGRATING");
+    let e = q(&mut s, &["HOT.VIEW", &hot, "a2", "v2", "AT", &at])
+        .expect_err("a view needing a key that is not here, while the slot moves");
+    assert_eq!(e.code(), Some("TRYAGAIN"), "{e}");
+}
