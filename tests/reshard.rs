@@ -802,3 +802,25 @@ fn slot_start_seen_while_setslot_waits_for_replicas() {
         .expect_err("a view needing a key that is not here, while the slot moves");
     assert_eq!(e.code(), Some("TRYAGAIN"), "{e}");
 }
+
+/// `MODULE UNLOAD` then `MODULE LOAD` in one server process: the command
+/// filter that follows slot migrations is registered again (the library
+/// may still be mapped, its statics kept), and the load succeeds.
+#[test]
+fn module_loads_again_in_one_process() {
+    let server = Server::start_with(&["--enable-module-command", "yes"], true);
+    let mut c = server.conn();
+    let path = module_path();
+    let path = path.to_str().expect("module path");
+    for _ in 0..2 {
+        q(&mut c, &["MODULE", "UNLOAD", "hotrank"]).expect("MODULE UNLOAD");
+        q(&mut c, &["MODULE", "LOAD", path]).expect("MODULE LOAD again");
+        let v: Vec<Value> = redis::cmd("HOT.VIEW")
+            .arg("hot:{r}")
+            .arg("a1")
+            .arg("v1")
+            .query(&mut c)
+            .expect("HOT.VIEW after the reload");
+        assert_eq!(v.len(), 4);
+    }
+}
