@@ -1854,9 +1854,15 @@ impl QuietDefrag {
 /// name first), valid only during the call.
 pub type FilterHook = fn(&[&[u8]]);
 
-/// The hook [`register_command_filter`] installed, the length of the
-/// command names it wants to see, and how many arguments it is given.
-static FILTER: std::sync::OnceLock<(FilterHook, usize, usize)> = std::sync::OnceLock::new();
+/// The length of the command names the installed filter wants to see (0:
+/// none installed), and how many arguments its hook is given.
+static FILTER_NAME_LEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static FILTER_MAX_ARGS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// The hook [`register_command_filter`] installed last. Replaced, not set
+/// once: after `MODULE UNLOAD` and `MODULE LOAD` in one process the library
+/// may still be mapped (its statics kept), and the new load registers its
+/// filter again.
+static FILTER_HOOK: std::sync::RwLock<Option<FilterHook>> = std::sync::RwLock::new(None);
 
 /// The bytes of a string the server owns, valid while it lives.
 ///
@@ -1876,9 +1882,10 @@ unsafe fn string_bytes<'a>(s: *const raw::RedisModuleString) -> &'a [u8] {
 }
 
 extern "C" fn filter_callback(fctx: *mut raw::RedisModuleCommandFilterCtx) {
-    let Some(&(hook, name_len, max_args)) = FILTER.get() else {
+    let name_len = FILTER_NAME_LEN.load(std::sync::atomic::Ordering::Relaxed);
+    if name_len == 0 {
         return;
-    };
+    }
     // SAFETY: the server calls this with a live filter context; the
     // arguments it returns (not owned by us: not freed) live until the
     // callback returns, and the slices built from them do not escape it.
@@ -1892,7 +1899,7 @@ extern "C" fn filter_callback(fctx: *mut raw::RedisModuleCommandFilterCtx) {
     };
     // The cheap pre-check, for every command the server runs.
     if name.len() == name_len {
-        filter_hook(fctx, name, hook, max_args);
+        filter_hook(fctx, name);
     }
 }
 
@@ -1900,12 +1907,12 @@ extern "C" fn filter_callback(fctx: *mut raw::RedisModuleCommandFilterCtx) {
 /// `max_args` arguments (the name first) handed to `hook`.
 #[cold]
 #[inline(never)]
-fn filter_hook(
-    fctx: *mut raw::RedisModuleCommandFilterCtx,
-    name: &[u8],
-    hook: FilterHook,
-    max_args: usize,
-) {
+fn filter_hook(fctx: *mut raw::RedisModuleCommandFilterCtx, name: &[u8]) {
+    let hook = *FILTER_HOOK.read().unwrap_or_else(|e| e.into_inner());
+    let Some(hook) = hook else {
+        return;
+    };
+    let max_args = FILTER_MAX_ARGS.load(std::sync::atomic::Ordering::Relaxed);
     // SAFETY: as in `filter_callback`, whose live filter context this is.
     unsafe {
         let (Some(get), Some(count)) = (
@@ -1931,17 +1938,19 @@ fn filter_hook(
 /// every command whose name is `name_len` bytes long (the pre-check that
 /// every other command pays: one length compare), `hook` gets its first
 /// `max_args` arguments (at most 8, the name included), before the command
-/// runs. It cannot change the command. Once per process; false when the
-/// server has no command filters.
+/// runs. It cannot change the command. Called once per load; a later load
+/// in the same process (`MODULE UNLOAD` then `MODULE LOAD`, which removed
+/// the old filter) replaces the hook. False when the server has no command
+/// filters.
 pub fn register_command_filter(
     ctx: &Context,
     name_len: usize,
     max_args: usize,
     hook: FilterHook,
 ) -> bool {
-    if FILTER.set((hook, name_len, max_args)).is_err() {
-        return false;
-    }
+    *FILTER_HOOK.write().unwrap_or_else(|e| e.into_inner()) = Some(hook);
+    FILTER_MAX_ARGS.store(max_args, std::sync::atomic::Ordering::Relaxed);
+    FILTER_NAME_LEN.store(name_len.max(1), std::sync::atomic::Ordering::Relaxed);
     // SAFETY: reading the API table the server filled at load; ctx is the
     // live load context and the callback matches `RedisModuleCommandFilterFunc`.
     unsafe {
@@ -1958,5 +1967,40 @@ pub fn register_command_filter(
             raw::REDISMODULE_CMDFILTER_NOSELF as i32,
         )
         .is_null()
+    }
+}
+
+/// The hook [`on_role_change`] installed last (replaced by a later load).
+static ROLE_HOOK: std::sync::RwLock<Option<fn()>> = std::sync::RwLock::new(None);
+
+extern "C" fn role_changed(
+    _ctx: *mut raw::RedisModuleCtx,
+    _eid: raw::RedisModuleEvent,
+    _subevent: u64,
+    _data: *mut libc::c_void,
+) {
+    if let Some(hook) = *ROLE_HOOK.read().unwrap_or_else(|e| e.into_inner()) {
+        let _ = std::panic::catch_unwind(hook);
+    }
+}
+
+/// Runs `hook` after each replication role change of this server (the
+/// `REPLICATION_ROLE_CHANGED` server event: it became a replica or a
+/// master). Called at load time.
+pub fn on_role_change(ctx: &Context, hook: fn()) {
+    *ROLE_HOOK.write().unwrap_or_else(|e| e.into_inner()) = Some(hook);
+    // SAFETY: the load-time context; the callback is a plain function that
+    // lives as long as the module.
+    unsafe {
+        if let Some(sub) = raw::RedisModule_SubscribeToServerEvent {
+            sub(
+                ctx.ctx,
+                raw::RedisModuleEvent {
+                    id: raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED,
+                    dataver: 1,
+                },
+                Some(role_changed),
+            );
+        }
     }
 }

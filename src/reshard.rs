@@ -38,6 +38,36 @@ pub fn moving_slots(cluster_nodes: &[u8]) -> Vec<u16> {
     out
 }
 
+/// How long (ms) a slot that `CLUSTER SETSLOT <slot> MIGRATING|IMPORTING`
+/// added is kept in the set while `CLUSTER NODES` does not show it yet.
+/// Valkey 8 and later, on a primary with online replicas, applies that
+/// `SETSLOT` only after its replicas acknowledge it (and then without
+/// passing the command filter again); 10 s is longer than the default wait
+/// for that acknowledgement (2 s).
+pub const PENDING_GRACE_MS: i64 = 10_000;
+
+/// Merges a fresh read of `CLUSTER NODES` (`shown`, from [`moving_slots`])
+/// with the slots the command filter saw start moving (`pending`: slot and
+/// when it was seen, unix ms). A pending slot that `shown` lists, or seen
+/// `grace_ms` or more before `now`, leaves `pending`; the others stay, and
+/// stay in the set. Returns the set: `shown` and what is left pending,
+/// sorted, without duplicates.
+pub fn merge_pending(
+    shown: &[u16],
+    pending: &mut Vec<(u16, i64)>,
+    now: i64,
+    grace_ms: i64,
+) -> Vec<u16> {
+    pending.retain(|&(slot, at)| {
+        shown.binary_search(&slot).is_err() && now.saturating_sub(at) < grace_ms
+    });
+    let mut out: Vec<u16> = shown.to_vec();
+    out.extend(pending.iter().map(|&(slot, _)| slot));
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// A slot number in `0..16384`, as decimal text.
 pub fn parse_slot(text: &[u8]) -> Option<u16> {
     if text.is_empty() || text.len() > 5 || !text.iter().all(u8::is_ascii_digit) {
@@ -119,6 +149,30 @@ e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0
         assert_eq!(moving_slots(b""), Vec::<u16>::new());
         let stable = b"abc 127.0.0.1:1@2 myself,master - 0 0 1 connected 0-16383\n";
         assert_eq!(moving_slots(stable), Vec::<u16>::new());
+    }
+
+    #[test]
+    fn pending_slots_wait_for_cluster_nodes() {
+        // SETSLOT 7 MIGRATING seen at 1000, not applied yet (Valkey waits
+        // for its replicas): a read without it keeps it.
+        let mut pending = vec![(7u16, 1000i64)];
+        assert_eq!(merge_pending(&[3], &mut pending, 1005, 10_000), vec![3, 7]);
+        assert_eq!(pending, vec![(7, 1000)]);
+        // An empty read keeps it too.
+        assert_eq!(merge_pending(&[], &mut pending, 5000, 10_000), vec![7]);
+        // Shown by CLUSTER NODES: no longer pending, still in the set.
+        assert_eq!(merge_pending(&[7], &mut pending, 5001, 10_000), vec![7]);
+        assert!(pending.is_empty());
+        // Never applied (SETSLOT failed): dropped after the grace period.
+        let mut pending = vec![(9u16, 1000i64), (2, 8000)];
+        assert_eq!(merge_pending(&[], &mut pending, 10_999, 10_000), vec![2, 9]);
+        assert_eq!(merge_pending(&[], &mut pending, 11_000, 10_000), vec![2]);
+        assert_eq!(pending, vec![(2, 8000)]);
+        assert_eq!(
+            merge_pending(&[], &mut pending, 18_000, 10_000),
+            Vec::<u16>::new()
+        );
+        assert!(pending.is_empty());
     }
 
     #[test]

@@ -322,6 +322,92 @@ fn assert_same_keys(owner: &mut Connection, reference: &mut Connection, slot: u1
     }
 }
 
+/// What [`migrate_in_batches`] did.
+struct Moved {
+    batches: usize,
+    /// Writes acknowledged by the source itself (no ASK) during the move.
+    on_source: usize,
+    /// Refused writes checked to add nothing to either node's AOF.
+    aof_checks: usize,
+    /// Writes refused with TRYAGAIN, not yet acknowledged.
+    pending: Vec<Op>,
+}
+
+/// Step 2 of a slot move: `MIGRATE … KEYS` batches of 50 of `slot`'s keys
+/// from `s` to `dst` (whose connection is `d`) until the slot is empty on
+/// `s`, with 8 writes of `work` between batches, sent by `client` (a
+/// refused write is kept and sent again before the next batch; the first
+/// `aof_limit` refusals are checked to change neither node's AOF). Every
+/// batch must succeed.
+#[allow(clippy::too_many_arguments)]
+fn migrate_in_batches(
+    s: &mut Connection,
+    d: &mut Connection,
+    dst: &Node,
+    slot: u16,
+    work: &mut Workload,
+    client: &mut SlotClient,
+    acked: &mut Acked,
+    aof_limit: usize,
+) -> Moved {
+    let mut aof_checks = 0;
+    let mut pending: Vec<Op> = Vec::new();
+    let (mut batches, mut on_source) = (0, 0);
+    let dst_port = dst.server.port.to_string();
+    loop {
+        let keys: Vec<Vec<u8>> = redis::cmd("CLUSTER")
+            .arg("GETKEYSINSLOT")
+            .arg(slot)
+            .arg(50)
+            .query(s)
+            .expect("GETKEYSINSLOT");
+        if keys.is_empty() {
+            break;
+        }
+        pending.extend((0..8).map(|_| work.next()));
+        let mut left = Vec::new();
+        for op in pending.drain(..) {
+            let asks = client.seen.ask;
+            let aof = (aof_checks < aof_limit).then(|| (aof_size(s), aof_size(d)));
+            match client.send(&op) {
+                Some(v) => {
+                    on_source += usize::from(client.seen.ask == asks);
+                    acked.push((op, v));
+                }
+                None => {
+                    if let Some(before) = aof {
+                        let after = (aof_size(s), aof_size(d));
+                        assert_eq!(before, after, "{}: refused, yet written", show_op(&op));
+                        aof_checks += 1;
+                    }
+                    left.push(op)
+                }
+            }
+        }
+        pending = left;
+        let mut m = redis::cmd("MIGRATE");
+        m.arg("127.0.0.1")
+            .arg(&dst_port)
+            .arg("")
+            .arg(0)
+            .arg(5000)
+            .arg("KEYS")
+            .arg(&keys);
+        let out: redis::RedisResult<String> = m.query(s);
+        assert!(
+            matches!(out.as_deref(), Ok("OK") | Ok("NOKEY")),
+            "MIGRATE batch {batches}: {out:?}"
+        );
+        batches += 1;
+    }
+    Moved {
+        batches,
+        on_source,
+        aof_checks,
+        pending,
+    }
+}
+
 fn reshard_scenario() {
     let t0 = Instant::now();
     let nodes = start_cluster(&RANGES);
@@ -353,7 +439,6 @@ fn reshard_scenario() {
     // adds nothing to either node's (checked for the first refusals).
     aof_on(&mut s);
     aof_on(&mut d);
-    let mut aof_checks = 0;
     let aof_start = aof_size(&mut s);
 
     // 1. MIGRATE batches of 50 keys, with writes between them.
@@ -368,55 +453,22 @@ fn reshard_scenario() {
         &["CLUSTER", "SETSLOT", &slot_s, "MIGRATING", &dst_id],
     )
     .expect("MIGRATING");
-    let mut pending: Vec<Op> = Vec::new();
-    let (mut batches, mut on_source) = (0, 0);
-    let dst_port = dst.server.port.to_string();
-    loop {
-        let keys: Vec<Vec<u8>> = redis::cmd("CLUSTER")
-            .arg("GETKEYSINSLOT")
-            .arg(slot)
-            .arg(50)
-            .query(&mut s)
-            .expect("GETKEYSINSLOT");
-        if keys.is_empty() {
-            break;
-        }
-        pending.extend((0..8).map(|_| work.next()));
-        let mut left = Vec::new();
-        for op in pending.drain(..) {
-            let asks = client.seen.ask;
-            let aof = (aof_checks < 40).then(|| (aof_size(&mut s), aof_size(&mut d)));
-            match client.send(&op) {
-                Some(v) => {
-                    on_source += usize::from(client.seen.ask == asks);
-                    acked.push((op, v));
-                }
-                None => {
-                    if let Some(before) = aof {
-                        let after = (aof_size(&mut s), aof_size(&mut d));
-                        assert_eq!(before, after, "{}: refused, yet written", show_op(&op));
-                        aof_checks += 1;
-                    }
-                    left.push(op)
-                }
-            }
-        }
-        pending = left;
-        let mut m = redis::cmd("MIGRATE");
-        m.arg("127.0.0.1")
-            .arg(&dst_port)
-            .arg("")
-            .arg(0)
-            .arg(5000)
-            .arg("KEYS")
-            .arg(&keys);
-        let out: redis::RedisResult<String> = m.query(&mut s);
-        assert!(
-            matches!(out.as_deref(), Ok("OK") | Ok("NOKEY")),
-            "MIGRATE batch {batches}: {out:?}"
-        );
-        batches += 1;
-    }
+    let moved = migrate_in_batches(
+        &mut s,
+        &mut d,
+        dst,
+        slot,
+        &mut work,
+        &mut client,
+        &mut acked,
+        40,
+    );
+    let (batches, on_source, aof_checks, mut pending) = (
+        moved.batches,
+        moved.on_source,
+        moved.aof_checks,
+        moved.pending,
+    );
     q(&mut d, &["CLUSTER", "SETSLOT", &slot_s, "NODE", &dst_id]).expect("NODE on target");
     q(&mut s, &["CLUSTER", "SETSLOT", &slot_s, "NODE", &dst_id]).expect("NODE on source");
     assert_eq!(
@@ -533,4 +585,242 @@ fn reshard_scenario() {
 #[test]
 fn boards_survive_a_reshard() {
     reshard_scenario();
+}
+
+/// A board made again after HOT.DROP lives at epoch 1: its epoch-0 record
+/// never exists, and only its epoch key tells its epoch. Its slot moves in
+/// `MIGRATE` batches while views and increments follow ASK and retry
+/// TRYAGAIN: a view whose keys are all on the source runs there (it is not
+/// refused because the epoch-0 record is missing), and every acknowledged
+/// write counted exactly once (replayed on a standalone server: same
+/// replies, same keys).
+#[test]
+fn dropped_board_survives_a_reshard() {
+    let nodes = start_cluster(&RANGES);
+    let slot = RANGES[0].0;
+    let tag = tag_for(slot);
+    let at = now_s() - 60;
+    let (src, dst) = (&nodes[0], &nodes[1]);
+    let mut s = src.server.conn();
+    let mut d = dst.server.conn();
+    let (src_id, dst_id) = (my_id(&mut s), my_id(&mut d));
+    let reference = Server::start();
+    let mut r = reference.conn();
+    let mut work = Workload::new(38, &tag, at);
+    let mut client = SlotClient::new(&nodes, 0);
+    let (hot, lb) = (work.hot.clone(), work.lb.clone());
+    for c in [&mut s, &mut r] {
+        q(c, &["RANK.CREATE", &lb, "PERIODS", "day"]).expect("RANK.CREATE");
+    }
+    // A first board, then HOT.DROP: the board written next is at epoch 1.
+    let mut acked: Acked = Vec::new();
+    for _ in 0..300 {
+        let op = work.next();
+        let v = client.send(&op).expect("no TRYAGAIN before the migration");
+        acked.push((op, v));
+    }
+    replay(&mut r, &acked);
+    acked.clear();
+    let ep = format!("{hot}\0ep");
+    for c in [&mut s, &mut r] {
+        q(c, &["HOT.DROP", &hot]).expect("HOT.DROP");
+        // The old article keys go in steps; the last one sets the epoch
+        // key's TTL.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while redis::cmd("PTTL")
+            .arg(ep.as_bytes())
+            .query::<i64>(c)
+            .expect("PTTL")
+            < 0
+        {
+            assert!(Instant::now() < deadline, "HOT.DROP's steps did not end");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    // One pair viewed in the dedup generation before `at` and at `at`: a
+    // repeat of its view at `at` needs only keys that exist (a view also
+    // reads the previous generation's dedup shard).
+    let view = |t: i64| -> Op {
+        ["HOT.VIEW", &hot, "a0", "v0", "AT", &t.to_string()]
+            .iter()
+            .map(|a| a.as_bytes().to_vec())
+            .collect()
+    };
+    let mut ops: Vec<Op> = vec![view(at - 900)];
+    ops.extend((0..1500).map(|_| work.next()));
+    ops.push(view(at));
+    for op in ops {
+        let v = client.send(&op).expect("no TRYAGAIN before the migration");
+        acked.push((op, v));
+    }
+    assert!(count_in_slot(&mut s, slot) > 800, "a board of many keys");
+
+    let slot_s = slot.to_string();
+    q(
+        &mut d,
+        &["CLUSTER", "SETSLOT", &slot_s, "IMPORTING", &src_id],
+    )
+    .expect("IMPORTING");
+    q(
+        &mut s,
+        &["CLUSTER", "SETSLOT", &slot_s, "MIGRATING", &dst_id],
+    )
+    .expect("MIGRATING");
+    // Nothing has moved yet: the repeated view needs only keys that are
+    // here, and runs on the source.
+    let again = view(at);
+    let v = client
+        .send(&again)
+        .unwrap_or_else(|| panic!("{}: TRYAGAIN with every key here", show_op(&again)));
+    acked.push((again, v));
+    let moved = migrate_in_batches(
+        &mut s,
+        &mut d,
+        dst,
+        slot,
+        &mut work,
+        &mut client,
+        &mut acked,
+        0,
+    );
+    q(&mut d, &["CLUSTER", "SETSLOT", &slot_s, "NODE", &dst_id]).expect("NODE on target");
+    q(&mut s, &["CLUSTER", "SETSLOT", &slot_s, "NODE", &dst_id]).expect("NODE on source");
+    assert_eq!(
+        count_in_slot(&mut s, slot),
+        0,
+        "the slot ends empty on the source"
+    );
+    for op in moved.pending {
+        let v = client
+            .send(&op)
+            .unwrap_or_else(|| panic!("{}: TRYAGAIN after the migration", show_op(&op)));
+        acked.push((op, v));
+    }
+    eprintln!(
+        "dropped board: {} batches, {} writes acknowledged, {} on the source during the migration, {:?}",
+        moved.batches,
+        acked.len(),
+        moved.on_source,
+        client.seen
+    );
+    assert!(moved.batches >= 16, "{} batches", moved.batches);
+    assert!(
+        moved.on_source > 0,
+        "the source kept writing while it could"
+    );
+    assert!(client.seen.tryagain > 0 && client.seen.ask > 0);
+    replay(&mut r, &acked);
+    assert_same_keys(&mut d, &mut r, slot);
+}
+
+/// Sends `signal` (`-STOP`, `-CONT`) to the process `pid`.
+fn signal(pid: u32, signal: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .expect("kill")
+        .success();
+    assert!(ok, "kill {signal} {pid}");
+}
+
+/// Valkey 8 and later, on a primary with a replica, applies `CLUSTER
+/// SETSLOT … MIGRATING` only once the replica acknowledges it, and then
+/// without passing module command filters. The replica is stopped so that
+/// a board command runs (and may read `CLUSTER NODES`, which does not show
+/// the slot yet) while the `SETSLOT` waits. Once the `SETSLOT` has taken
+/// effect, a view that needs a key that is not here (a new article) must
+/// be refused with TRYAGAIN: the slot is known to move. On Redis 7.0 the
+/// `SETSLOT` takes effect at once, and the same must hold.
+#[test]
+fn slot_start_seen_while_setslot_waits_for_replicas() {
+    let nodes = start_cluster(&RANGES);
+    let slot = RANGES[0].0;
+    let hot = format!("hot:{{{}}}", tag_for(slot));
+    let at = now_s().to_string();
+    let (src, dst) = (&nodes[0], &nodes[1]);
+    let mut s = src.server.conn();
+    let mut d = dst.server.conn();
+    let (src_id, dst_id) = (my_id(&mut s), my_id(&mut d));
+    let (replica, _bus) = common::cluster::start_node(2);
+    let mut rc = replica.conn();
+    let (port, bus) = (src.server.port.to_string(), src.bus.to_string());
+    q(&mut rc, &["CLUSTER", "MEET", "127.0.0.1", &port, &bus]).expect("MEET");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while q(&mut rc, &["CLUSTER", "REPLICATE", &src_id]).is_err() {
+        assert!(Instant::now() < deadline, "CLUSTER REPLICATE");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    loop {
+        let online = common::cluster::info_field(&mut s, &["INFO", "replication"], "slave0")
+            .is_some_and(|v| v.contains("state=online"));
+        let known: Vec<Value> = redis::cmd("CLUSTER")
+            .arg("REPLICAS")
+            .arg(&src_id)
+            .query(&mut s)
+            .expect("CLUSTER REPLICAS");
+        if online && known.len() == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the replica did not come online");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    q(&mut s, &["HOT.VIEW", &hot, "a1", "v1", "AT", &at]).expect("a view before the move");
+    let slot_s = slot.to_string();
+    q(
+        &mut d,
+        &["CLUSTER", "SETSLOT", &slot_s, "IMPORTING", &src_id],
+    )
+    .expect("IMPORTING");
+    signal(replica.pid(), "-STOP");
+    let setslot = {
+        let mut c = src.server.conn();
+        let (slot_s, dst_id) = (slot_s.clone(), dst_id.clone());
+        std::thread::spawn(move || {
+            q(
+                &mut c,
+                &["CLUSTER", "SETSLOT", &slot_s, "MIGRATING", &dst_id],
+            )
+        })
+    };
+    // Valkey blocks the SETSLOT until the replica acknowledges it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !setslot.is_finished()
+        && common::cluster::info_field(&mut s, &["INFO", "clients"], "blocked_clients").as_deref()
+            != Some("1")
+    {
+        assert!(Instant::now() < deadline, "SETSLOT neither ran nor blocked");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // Meanwhile a board command (refused or not: the slot may be known).
+    let _ = q(&mut s, &["HOT.VIEW", &hot, "a1", "v1", "AT", &at]);
+    signal(replica.pid(), "-CONT");
+    setslot
+        .join()
+        .expect("SETSLOT thread")
+        .expect("SETSLOT MIGRATING");
+    let e = q(&mut s, &["HOT.VIEW", &hot, "a2", "v2", "AT", &at])
+        .expect_err("a view needing a key that is not here, while the slot moves");
+    assert_eq!(e.code(), Some("TRYAGAIN"), "{e}");
+}
+
+/// `MODULE UNLOAD` then `MODULE LOAD` in one server process: the command
+/// filter that follows slot migrations is registered again (the library
+/// may still be mapped, its statics kept), and the load succeeds.
+#[test]
+fn module_loads_again_in_one_process() {
+    let server = Server::start_with(&["--enable-module-command", "yes"], true);
+    let mut c = server.conn();
+    let path = module_path();
+    let path = path.to_str().expect("module path");
+    for _ in 0..2 {
+        q(&mut c, &["MODULE", "UNLOAD", "hotrank"]).expect("MODULE UNLOAD");
+        q(&mut c, &["MODULE", "LOAD", path]).expect("MODULE LOAD again");
+        let v: Vec<Value> = redis::cmd("HOT.VIEW")
+            .arg("hot:{r}")
+            .arg("a1")
+            .arg("v1")
+            .query(&mut c)
+            .expect("HOT.VIEW after the reload");
+        assert_eq!(v.len(), 4);
+    }
 }

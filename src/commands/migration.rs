@@ -13,14 +13,19 @@
 //! How the state is known: the set of this node's moving slots
 //! ([`crate::reshard::moving_slots`] of `CLUSTER NODES`) is cached. A
 //! command filter sees every `CLUSTER` command before it runs: `SETSLOT s
-//! MIGRATING|IMPORTING` adds `s` to the set at once (so the set is never
-//! smaller than the truth), and any `CLUSTER` command that may change
-//! slots marks the set stale. A stale set, or a board in a slot of the set
-//! last read more than [`RECHECK_MS`] ago, is read again from `CLUSTER
-//! NODES` (after the `CLUSTER` command ran: commands run one at a time) by
-//! the next board command. Outside a migration a board command pays two
-//! atomic loads ([`board_moving`]); every other command pays the filter's
-//! length compare.
+//! MIGRATING|IMPORTING` adds `s` to the set at once, as a pending slot,
+//! and any other `CLUSTER` command that may change slots marks the set
+//! stale. A stale set is read again from `CLUSTER NODES` by the next board
+//! command; so is the set, at most every [`RECHECK_MS`], for a board in a
+//! slot of the set or while a slot is pending. A pending slot stays in the
+//! set across those reads until `CLUSTER NODES` shows it or
+//! [`reshard::PENDING_GRACE_MS`] passes ([`reshard::merge_pending`]):
+//! Valkey 8 and later, on a primary with replicas, applies the `SETSLOT`
+//! only once its replicas acknowledge it, and then without passing the
+//! filter again, so a read in between does not show the slot yet. A
+//! replication role change and a module load mark the set stale. Outside a
+//! migration a board command pays two atomic loads ([`board_moving`]);
+//! every other command pays the filter's length compare.
 //!
 //! Inside MULTI/EXEC the set is not read again (a queued `SETSLOT` may not
 //! have run yet): it stays at least as large as the truth.
@@ -42,14 +47,23 @@ static MOVING: AtomicUsize = AtomicUsize::new(0);
 static STALE: AtomicBool = AtomicBool::new(true);
 
 struct State {
-    /// This node's migrating and importing slots, sorted.
+    /// This node's migrating and importing slots, sorted: those `CLUSTER
+    /// NODES` showed and those pending.
     slots: Vec<u16>,
+    /// Slots the filter saw start moving that `CLUSTER NODES` has not shown
+    /// yet, with when they were seen (unix ms).
+    pending: Vec<(u16, i64)>,
+    /// The set must be read again at the next board command (a `CLUSTER`
+    /// command that may change slots, a role change, a load).
+    must_read: bool,
     /// When they were read from `CLUSTER NODES` (unix ms).
     read_at: i64,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
     slots: Vec::new(),
+    pending: Vec::new(),
+    must_read: true,
     read_at: 0,
 });
 
@@ -60,7 +74,17 @@ fn state() -> std::sync::MutexGuard<'static, State> {
 /// Installs the command filter that follows `CLUSTER` commands. Error:
 /// the server has no command filter API (every server hotrank loads on
 /// has it).
+/// The set starts empty and stale (a node restarted or a module loaded
+/// during a migration; a reload in the same process keeps the statics).
 pub fn register(ctx: &Context) -> Result<(), String> {
+    {
+        let mut st = state();
+        st.slots.clear();
+        st.pending.clear();
+        st.read_at = 0;
+        mark_stale(&mut st);
+    }
+    ffi::on_role_change(ctx, || mark_stale(&mut state()));
     if ffi::register_command_filter(ctx, 7, 4, on_command) {
         Ok(())
     } else {
@@ -76,15 +100,24 @@ fn on_command(args: &[&[u8]]) {
     match reshard::slot_change(name, rest) {
         reshard::SlotChange::None => {}
         reshard::SlotChange::Starts(slot) => {
+            let now = ffi::now_ms();
             let mut st = state();
             if let Err(at) = st.slots.binary_search(&slot) {
                 st.slots.insert(at, slot);
             }
+            st.pending.retain(|&(s, _)| s != slot);
+            st.pending.push((slot, now));
             MOVING.store(st.slots.len(), Ordering::Relaxed);
             STALE.store(true, Ordering::Relaxed);
         }
-        reshard::SlotChange::Reread => STALE.store(true, Ordering::Relaxed),
+        reshard::SlotChange::Reread => mark_stale(&mut state()),
     }
+}
+
+/// The set must be read again at the next board command.
+fn mark_stale(st: &mut State) {
+    st.must_read = true;
+    STALE.store(true, Ordering::Relaxed);
 }
 
 /// Whether the slot of `board` (a board key) is migrating or importing on
@@ -104,7 +137,7 @@ fn slot_moving(ctx: &Context, slot: u16) -> bool {
     let mut st = state();
     let listed = st.slots.binary_search(&slot).is_ok();
     let old = now.saturating_sub(st.read_at) >= RECHECK_MS;
-    let reread = STALE.load(Ordering::Relaxed) || (listed && old);
+    let reread = st.must_read || ((listed || !st.pending.is_empty()) && old);
     if reread && !ctx.get_flags().contains(ContextFlags::MULTI) {
         read_slots(ctx, &mut st, now);
         return st.slots.binary_search(&slot).is_ok();
@@ -112,11 +145,14 @@ fn slot_moving(ctx: &Context, slot: u16) -> bool {
     listed
 }
 
-/// Reads the set from `CLUSTER NODES` (empty outside cluster mode). On a
-/// failed read the set is kept and stays stale.
+/// Reads the set from `CLUSTER NODES` (empty outside cluster mode), keeping
+/// the pending slots it does not show yet ([`reshard::merge_pending`]): the
+/// set stays stale while one is left. On a failed read the set is kept and
+/// stays stale.
 fn read_slots(ctx: &Context, st: &mut State, now: i64) {
     if !ctx.get_flags().contains(ContextFlags::CLUSTER) {
         st.slots.clear();
+        st.pending.clear();
     } else {
         let text = match ctx.call("CLUSTER", &["NODES"][..]) {
             Ok(RedisValue::SimpleString(s)) | Ok(RedisValue::BulkString(s)) => s.into_bytes(),
@@ -125,11 +161,13 @@ fn read_slots(ctx: &Context, st: &mut State, now: i64) {
             Ok(RedisValue::VerbatimString((_, b))) => b,
             _ => return,
         };
-        st.slots = reshard::moving_slots(&text);
+        let shown = reshard::moving_slots(&text);
+        st.slots = reshard::merge_pending(&shown, &mut st.pending, now, reshard::PENDING_GRACE_MS);
     }
     st.read_at = now;
+    st.must_read = false;
     MOVING.store(st.slots.len(), Ordering::Relaxed);
-    STALE.store(false, Ordering::Relaxed);
+    STALE.store(!st.pending.is_empty(), Ordering::Relaxed);
 }
 
 /// The error of a board command that needs a key which is not on this node

@@ -400,24 +400,43 @@ impl<'a> BoardCtx<'a> {
     /// epoch-0 record at once and no command writes it while it resolves
     /// to another epoch, so both agree; a record that a user restores from
     /// before a drop makes every command see that board again, at epoch 0.
-    /// Errors: NOPERM, WRONGTYPE, or an epoch key hotrank did not write.
+    ///
+    /// While the board's slot moves, both keys are probed as they are here
+    /// (either may legitimately be missing: a board never dropped has no
+    /// epoch key, a board made again after HOT.DROP no epoch-0 record).
+    /// Only when both are missing while the board ZSET is here is the
+    /// epoch unknown (one of them has moved): `TRYAGAIN`.
+    /// Errors: NOPERM, WRONGTYPE, `TRYAGAIN`, or an epoch key hotrank did
+    /// not write.
     pub fn load_epoch(&self, write: bool) -> Res<()> {
         self.epoch.set(0);
         let name0 = self.derived(keys::Kind::HotBoard, &[], write)?;
-        if self.exists(&name0)? {
+        if ffi::Key::open(self.ctx, &name0, false).kind() != ffi::KeyKind::Empty {
             return Ok(());
         }
         let e = self.stored_epoch(write)?;
+        if e == 0 && self.epoch_moved() {
+            return Err(migration::try_again());
+        }
         self.epoch.set(e);
         Ok(())
     }
 
-    /// The value of the board's epoch key (0 when missing), whatever the
+    /// Whether the board's epoch cannot be known here: its slot moves and
+    /// its ZSET is here (so the board exists) while neither its epoch-0
+    /// record nor its epoch key is (the caller found both missing): one of
+    /// them has moved.
+    fn epoch_moved(&self) -> bool {
+        self.moving && ffi::Key::open(self.ctx, self.key, false).kind() != ffi::KeyKind::Empty
+    }
+
+    /// The value of the board's epoch key (0 when missing, also while the
+    /// board's slot moves: a board never dropped has none), whatever the
     /// board record says. Errors: NOPERM, WRONGTYPE, or an epoch key
     /// hotrank did not write.
     pub fn stored_epoch(&self, write: bool) -> Res<i64> {
         let name = self.epoch_name(write)?;
-        let h = self.open(&name, ffi::KeyKind::String, false)?;
+        let h = self.open_here(&name, ffi::KeyKind::String, false)?;
         if h.kind() == ffi::KeyKind::Empty {
             return Ok(0);
         }
@@ -435,12 +454,20 @@ impl<'a> BoardCtx<'a> {
     /// in `load_epoch`, an existing epoch-0 record means epoch 0, and it is
     /// kept open here: a board that was never dropped, the common case,
     /// costs one key open instead of two (the epoch key is not opened).
+    /// While the board's slot moves, `TRYAGAIN` when the record of the
+    /// board's epoch is missing here (or the epoch cannot be known, see
+    /// [`BoardCtx::load_epoch`]).
     pub fn load_epoch_and_record(&self, write: bool) -> Res<(RedisString, ffi::Key)> {
         self.epoch.set(0);
         let name0 = self.derived(keys::Kind::HotBoard, &[], write)?;
-        let h0 = self.open(&name0, ffi::KeyKind::String, write)?;
+        let h0 = self.open_here(&name0, ffi::KeyKind::String, write)?;
         if h0.kind() == ffi::KeyKind::Empty {
-            self.epoch.set(self.stored_epoch(write)?);
+            let e = self.stored_epoch(write)?;
+            if e == 0 && self.moving {
+                // The epoch-0 record is needed, and missing here.
+                return Err(migration::try_again());
+            }
+            self.epoch.set(e);
         }
         if self.epoch.get() == 0 {
             return Ok((name0, h0));
@@ -502,9 +529,19 @@ impl<'a> BoardCtx<'a> {
     /// is missing while the board's slot moves ([`BoardCtx::moving`]). The
     /// one way the handlers open a key.
     pub fn open(&self, name: &RedisString, want: ffi::KeyKind, write: bool) -> Res<ffi::Key> {
+        let k = self.open_here(name, want, write)?;
+        if self.moving && k.kind() == ffi::KeyKind::Empty {
+            return Err(migration::try_again());
+        }
+        Ok(k)
+    }
+
+    /// [`BoardCtx::open`] without the migration check: for a key that may
+    /// legitimately be missing whatever the slot's state (the epoch probes
+    /// of [`BoardCtx::load_epoch`]). Error: WRONGTYPE.
+    fn open_here(&self, name: &RedisString, want: ffi::KeyKind, write: bool) -> Res<ffi::Key> {
         let k = ffi::Key::open(self.ctx, name, write);
         match k.kind() {
-            ffi::KeyKind::Empty if self.moving => Err(migration::try_again()),
             ffi::KeyKind::Empty => Ok(k),
             t if t == want => Ok(k),
             _ => Err(wrong_type()),

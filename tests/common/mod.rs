@@ -298,6 +298,13 @@ impl Server {
     }
 }
 
+impl Server {
+    /// The server's process id (to stop and continue it with signals).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         if !self.graceful_stop() {
