@@ -86,9 +86,11 @@ pub enum SlotChange {
     /// `CLUSTER SETSLOT <slot> MIGRATING|IMPORTING`: the slot may start
     /// moving.
     Starts(u16),
+    /// `CLUSTER SETSLOT <slot> NODE|STABLE`: the slot's migration ends here;
+    /// it is no longer pending, and the state must be read again.
+    Ends(u16),
     /// Any other `CLUSTER` command that may end or change a migration
-    /// (`SETSLOT … STABLE|NODE`, `RESET`, `FAILOVER`, `DELSLOTS`, …): the
-    /// state must be read again.
+    /// (`RESET`, `FAILOVER`, `DELSLOTS`, …): the state must be read again.
     Reread,
 }
 
@@ -128,6 +130,9 @@ pub fn slot_change(name: &[u8], args: &[&[u8]]) -> SlotChange {
         if let Some(slot) = slot {
             if how.eq_ignore_ascii_case(b"MIGRATING") || how.eq_ignore_ascii_case(b"IMPORTING") {
                 return SlotChange::Starts(slot);
+            }
+            if how.eq_ignore_ascii_case(b"NODE") || how.eq_ignore_ascii_case(b"STABLE") {
+                return SlotChange::Ends(slot);
             }
         }
     }
@@ -196,8 +201,11 @@ e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0
             c(&[b"SETSLOT", b"12", b"IMPORTING", b"id"]),
             SlotChange::Starts(12)
         );
-        assert_eq!(c(&[b"SETSLOT", b"12", b"STABLE"]), SlotChange::Reread);
-        assert_eq!(c(&[b"SETSLOT", b"12", b"NODE", b"id"]), SlotChange::Reread);
+        assert_eq!(c(&[b"SETSLOT", b"12", b"STABLE"]), SlotChange::Ends(12));
+        assert_eq!(
+            c(&[b"SETSLOT", b"12", b"NODE", b"id"]),
+            SlotChange::Ends(12)
+        );
         assert_eq!(
             c(&[b"SETSLOT", b"x", b"MIGRATING", b"id"]),
             SlotChange::Reread

@@ -110,6 +110,14 @@ fn on_command(args: &[&[u8]]) {
             MOVING.store(st.slots.len(), Ordering::Relaxed);
             STALE.store(true, Ordering::Relaxed);
         }
+        reshard::SlotChange::Ends(slot) => {
+            // A migration that ended before any board command read CLUSTER
+            // NODES would otherwise stay pending (in the set, TRYAGAIN) for
+            // the whole grace period.
+            let mut st = state();
+            st.pending.retain(|&(s, _)| s != slot);
+            mark_stale(&mut st);
+        }
         reshard::SlotChange::Reread => mark_stale(&mut state()),
     }
 }
