@@ -602,43 +602,16 @@ fn the_commands_are_keyless_with_scans_flags() {
 
 /// `CLUSTER INFO` field `field` of a node.
 fn cluster_info(c: &mut Connection, field: &str) -> Option<String> {
-    let text: String = redis::cmd("CLUSTER").arg("INFO").query(c).ok()?;
-    text.lines().find_map(|l| {
-        l.strip_prefix(&format!("{field}:"))
-            .map(|v| v.trim().to_string())
-    })
+    common::cluster::info_field(c, &["CLUSTER", "INFO"], field)
 }
 
 /// A cluster-enabled node holding slots `range`, with its bus port.
 fn cluster_node(i: usize, range: (u16, u16)) -> (Server, u16) {
-    for attempt in 0.. {
-        let bus = free_port();
-        let args = [
-            "--cluster-enabled".to_string(),
-            "yes".into(),
-            "--cluster-config-file".into(),
-            format!("nodes-boards-{}-{i}-{attempt}.conf", std::process::id()),
-            "--cluster-node-timeout".into(),
-            "2000".into(),
-            "--cluster-port".into(),
-            bus.to_string(),
-            "--cluster-announce-ip".into(),
-            "127.0.0.1".into(),
-        ];
-        let refs: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
-        match std::panic::catch_unwind(|| Server::start_with(&refs, true)) {
-            Ok(s) if s.port != bus => {
-                let mut c = s.conn();
-                let (lo, hi) = (range.0.to_string(), range.1.to_string());
-                ok(&mut c, &["CLUSTER", "ADDSLOTSRANGE", &lo, &hi]);
-                return (s, bus);
-            }
-            Ok(_) => continue,
-            Err(e) if attempt >= 4 => std::panic::resume_unwind(e),
-            Err(_) => continue,
-        }
-    }
-    unreachable!()
+    let (s, bus) = common::cluster::start_node(i);
+    let mut c = s.conn();
+    let (lo, hi) = (range.0.to_string(), range.1.to_string());
+    ok(&mut c, &["CLUSTER", "ADDSLOTSRANGE", &lo, &hi]);
+    (s, bus)
 }
 
 #[test]
