@@ -6,16 +6,7 @@ use common::*;
 use redis::{Connection, Value};
 use std::collections::BTreeMap;
 
-fn text(v: &Value) -> String {
-    match v {
-        Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-        Value::SimpleString(s) => s.clone(),
-        Value::Int(i) => i.to_string(),
-        Value::Nil => "nil".into(),
-        Value::Array(a) => format!("[{}]", a.iter().map(text).collect::<Vec<_>>().join(" ")),
-        other => format!("{other:?}"),
-    }
-}
+use common::reply_text as text;
 
 fn info(c: &mut Connection, key: &str) -> BTreeMap<String, String> {
     match q(c, &["RANK.INFO", key]).expect("RANK.INFO") {

@@ -27,16 +27,7 @@ fn evict(c: &mut Connection, board: &str, suffix: &str) {
     assert_eq!(n, 1, "{} was not there", name.escape_default());
 }
 
-fn text(v: &Value) -> String {
-    match v {
-        Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-        Value::SimpleString(s) => s.clone(),
-        Value::Int(i) => i.to_string(),
-        Value::Nil => "nil".into(),
-        Value::Okay => "OK".into(),
-        other => format!("{other:?}"),
-    }
-}
+use common::reply_text as text;
 
 fn field(v: &Value, name: &str) -> String {
     match v {

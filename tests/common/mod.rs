@@ -458,3 +458,20 @@ pub fn events_during(s: &Server, f: impl FnOnce()) -> Vec<(String, Vec<u8>)> {
     }
     out
 }
+
+/// A reply as one line of text for assertions: bulk and simple strings as
+/// text, integers in decimal, nil as `nil`, OK as `OK`, arrays as `[a b …]`.
+pub fn reply_text(v: &redis::Value) -> String {
+    match v {
+        redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+        redis::Value::SimpleString(s) => s.clone(),
+        redis::Value::Int(i) => i.to_string(),
+        redis::Value::Nil => "nil".into(),
+        redis::Value::Okay => "OK".into(),
+        redis::Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(reply_text).collect::<Vec<_>>().join(" ")
+        ),
+        other => format!("{other:?}"),
+    }
+}
