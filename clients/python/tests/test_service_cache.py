@@ -72,6 +72,37 @@ def test_a_trivial_route_answers_without_the_40_ms_stall(redis_server: Server) -
         svc.stop()
 
 
+def test_the_launcher_serves_with_uvloop_and_httptools(redis_server: Server) -> None:
+    # The [service] extra installs both and uvicorn's "auto" picks them: their compiled
+    # modules are loaded in the serving process (one worker, and each of two workers).
+    for workers in ("1", "2"):
+        svc = Service(redis_server.port, [HOT], [], extra=("--workers", workers))
+        try:
+            assert httpx.get(svc.url + "/api/config", timeout=10).status_code == 200
+            pids = [svc.proc.pid] if workers == "1" else wait_for_workers(svc, 2)
+            for pid in pids:
+                with open(f"/proc/{pid}/maps") as f:
+                    maps = f.read()
+                assert "/uvloop/loop." in maps and "/httptools/parser/" in maps, pid
+        finally:
+            svc.stop()
+
+
+def test_the_access_log_is_off_unless_asked(redis_server: Server) -> None:
+    def log_of(*extra: str) -> str:
+        svc = Service(redis_server.port, [HOT], [], extra=("--log-level", "info", *extra))
+        try:
+            assert httpx.get(svc.url + "/api/config?probe=1", timeout=10).status_code == 200
+        finally:
+            svc.stop()
+        assert svc.proc.stdout is not None
+        return svc.proc.stdout.read()
+
+    quiet = log_of()
+    assert "Application startup complete" in quiet and "/api/config?probe=1" not in quiet
+    assert '"GET /api/config?probe=1 HTTP/1.1" 200' in log_of("--access-log")
+
+
 def hot_calls(raw: redis.Redis) -> int:
     return int(raw.info("hotrank")["hotrank_top_calls"])
 
@@ -113,9 +144,10 @@ def test_hot_list_is_cached_with_etag_and_304(redis_server: Server, raw: redis.R
         exact.stop()
 
 
-def workers_of(svc: Service) -> int:
-    """Worker processes of the service (uvicorn spawns them as its children)."""
-    n = 0
+def workers_of(svc: Service) -> list[int]:
+    """Worker processes of the service (uvicorn spawns them as its children; not
+    multiprocessing's resource tracker)."""
+    out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/stat") as f:
@@ -124,17 +156,25 @@ def workers_of(svc: Service) -> int:
                 cmd = f.read()
         except OSError:
             continue
-        n += ppid == svc.proc.pid and b"spawn_main" in cmd
-    return n
+        if ppid == svc.proc.pid and b"spawn_main" in cmd:
+            out.append(int(pid))
+    return out
+
+
+def wait_for_workers(svc: Service, n: int) -> list[int]:
+    """The service's ``n`` workers, once uvicorn has started them (up to 30 s)."""
+    deadline = time.monotonic() + 30
+    while len(workers_of(svc)) < n and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pids = workers_of(svc)
+    assert len(pids) == n
+    return pids
 
 
 def test_workers_share_one_recompute_per_period(redis_server: Server, raw: redis.Redis) -> None:
     svc = Service(redis_server.port, [HOT], [], extra=("--workers", "2", "--hot-cache-seconds", "30"))
     try:
-        deadline = time.monotonic() + 30
-        while workers_of(svc) < 2 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert workers_of(svc) == 2
+        wait_for_workers(svc, 2)
         for i in range(5):
             raw.execute_command("HOT.VIEW", HOT, f"a{i}", "v")
         before = hot_calls(raw)

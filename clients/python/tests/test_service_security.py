@@ -123,6 +123,14 @@ def test_forwarded_for_is_believed_only_from_a_trusted_proxy(redis_server: Serve
             # Without --trusted-proxy the header is ignored: every view is from 127.0.0.1.
             raw.flushall()
             assert [view(direct, f"192.0.2.{i}", i) for i in range(4)] == [200, 200, 200, 429]
+            # Also a one-hop header from 127.0.0.1, which uvicorn's own proxy-header
+            # handling (on by default, trusting 127.0.0.1) would have believed.
+            raw.flushall()
+            spoofed = [
+                http.post(direct.url + "/api/views", json={"articleId": "p", "visitorId": f"s{i}"}, headers={"X-Forwarded-For": f"192.0.2.{i}"}).status_code
+                for i in range(4)
+            ]  # fmt: skip
+            assert spoofed == [200, 200, 200, 429]
     finally:
         proxied.stop()
         direct.stop()

@@ -12,7 +12,6 @@ does not answer PING exits 1 with one line (``--debug``: with the traceback).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import json
 import errno
@@ -90,6 +89,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8080, help="0 picks a free port")
     p.add_argument("--log-level", default="info")
+    p.add_argument("--access-log", action="store_true", help="log every request (uvicorn's access log; off by default: it costs CPU per request)")
     p.add_argument("--debug", action="store_true", help="show the traceback of a failure at start")
     args = p.parse_args(argv)
     try:
@@ -138,31 +138,42 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         fail(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}")
     host, port = sock.getsockname()[:2]
     print(f"listening on http://{host}:{port}", flush=True)
-    serve(settings, sock, args.workers, args.log_level)
+    serve(settings, sock, args.workers, args.log_level, args.access_log)
     sys.exit(0)
 
 
-#: uvicorn settings of every process the launcher starts (and of make bench's hello world).
-UVICORN_SETTINGS: dict[str, Any] = {"access_log": False, "server_header": False}
+#: uvicorn settings of every process the launcher starts (and of make bench's hello
+#: world, so both sides of that comparison run alike):
+#:
+#: - ``loop`` and ``http`` "auto": uvloop and httptools when installed (the
+#:   ``[service]`` extra installs both; about 40 % less CPU per request than asyncio's
+#:   loop and h11, BENCHMARKS.md), else asyncio's loop and h11.
+#: - ``proxy_headers`` off: uvicorn would otherwise believe ``X-Forwarded-For`` from
+#:   127.0.0.1 and rewrite the peer before the service sees it; the client address is
+#:   the service's own business (``--trusted-proxy``, :mod:`hotrank.service._guard`).
+#: - no ``Server`` header; no access log unless ``--access-log``.
+UVICORN_SETTINGS: dict[str, Any] = {"loop": "auto", "http": "auto", "proxy_headers": False, "server_header": False}
 
 
-def serve_app(app: Any, sock: socket.socket, log_level: str = "warning") -> None:
-    """Serves ``app`` on ``sock`` in this process until it is stopped."""
-    config = uvicorn.Config(app, log_level=log_level, **UVICORN_SETTINGS)
-    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+def serve_app(app: Any, sock: socket.socket, log_level: str = "warning", access_log: bool = False) -> None:
+    """Serves ``app`` on ``sock`` in this process until it is stopped (uvicorn's
+    ``Server.run``, which makes the event loop ``UVICORN_SETTINGS`` names)."""
+    config = uvicorn.Config(app, log_level=log_level, access_log=access_log, **UVICORN_SETTINGS)
+    uvicorn.Server(config).run(sockets=[sock])
 
 
-def serve(settings: Settings, sock: socket.socket, workers: int, log_level: str) -> None:
+def serve(settings: Settings, sock: socket.socket, workers: int, log_level: str, access_log: bool = False) -> None:
     """Serves on ``sock`` until interrupted: in this process, or in ``workers``
     processes sharing the socket (each builds the app from ``$HOTRANK_SERVICE_SETTINGS``)."""
     try:
         if workers == 1:
-            serve_app(create_app(settings), sock, log_level)
+            serve_app(create_app(settings), sock, log_level, access_log)
         else:
             os.environ[SETTINGS_ENV] = json.dumps(dataclasses.asdict(settings))
             config = uvicorn.Config(
-                "hotrank.service:app_from_env", factory=True, workers=workers, log_level=log_level, **UVICORN_SETTINGS
-            )
+                "hotrank.service:app_from_env", factory=True, workers=workers, log_level=log_level,
+                access_log=access_log, **UVICORN_SETTINGS,
+            )  # fmt: skip
             Multiprocess(config, sockets=[sock]).run()
     except KeyboardInterrupt:
         pass
