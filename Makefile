@@ -40,7 +40,9 @@
 #                without a replica and with one (two labelled tables), no sharded.py;
 #                BENCH_ONLY=main: all but that section; BENCH_ONLY=service: only
 #                clients/python/bench/service.py, the HTTP service against a FastAPI hello
-#                world under wrk, installed with apt if missing)
+#                world under wrk, installed with apt if missing, with a load column and a
+#                worker-scaling table pinned with taskset; BENCH_UVICORN=h11,asyncio: both
+#                sides on that HTTP parser and loop instead of httptools and uvloop)
 #   make profile instructions per command under callgrind (HOT.VIEW, Lua, ZADD, RANK.INCR,
 #                ZINCRBY, and the six raw commands a view stands for with their sum and
 #                HOT.VIEW's multiple of it): repeatable counts, unlike timings (installs

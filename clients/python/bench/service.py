@@ -27,6 +27,9 @@ Both sides run uvicorn with the launcher's settings (``UVICORN_SETTINGS``: uvloo
 httptools when installed, as the ``[service]`` extra does; no proxy headers, access log
 or Server header); the first line of the report names the loop and HTTP parser.
 
+``BENCH_UVICORN=h11,asyncio`` (HTTP parser, event loop) runs both sides with those
+instead, e.g. to see what uvloop and httptools bring.
+
 Prints Markdown tables. ``BENCH_QUICK=1``: 2 rounds of 2 s instead of 3 of 5 s.
 Needs ``wrk`` on PATH (``make bench`` installs it with apt).
 """
@@ -62,7 +65,16 @@ ARTICLES = 2_000
 #: GET /api/hot?range=72h&limit=20, and the FastAPI hello world.
 HOT_BEFORE, HELLO_BEFORE = 484.0, 9081.0
 
-HELLO = """
+#: BENCH_UVICORN: the HTTP parser and event loop both sides run with, else the launcher's.
+STACK = os.environ.get("BENCH_UVICORN", "").split(",") if os.environ.get("BENCH_UVICORN") else []
+PRELUDE = (
+    f"import hotrank.service.__main__ as launcher\nlauncher.UVICORN_SETTINGS.update(http={STACK[0]!r}, loop={STACK[1]!r})\n"
+    if len(STACK) == 2 else ""
+)  # fmt: skip
+if STACK and not PRELUDE:
+    raise SystemExit(f"BENCH_UVICORN must be PARSER,LOOP (e.g. h11,asyncio), got {os.environ['BENCH_UVICORN']!r}")
+
+HELLO = PRELUDE + """
 import sys
 from fastapi import FastAPI
 from hotrank.service.__main__ import listen, serve_app
@@ -120,7 +132,8 @@ class Proc:
 
 def service(redis_port: int, *extra: str, cpu: Optional[int] = None) -> Proc:
     """``python -m hotrank.service`` (and its workers) on CPU ``cpu`` if given."""
-    args = [sys.executable, "-m", "hotrank.service", "--redis-url", f"redis://127.0.0.1:{redis_port}/0", "--port", "0",
+    launch = PRELUDE + "import sys, hotrank.service.__main__ as m\nm.main(sys.argv[1:])"
+    args = [sys.executable, "-c", launch, "--redis-url", f"redis://127.0.0.1:{redis_port}/0", "--port", "0",
             "--hot-board", HOT, "--log-level", "warning", *extra]  # fmt: skip
     if cpu is not None:
         args = ["taskset", "-c", str(cpu), *args]  # workers inherit it when spawned
@@ -225,7 +238,9 @@ def run(proc: Proc, path: str, script: Optional[str], server_pid: int, cpu: Opti
 
 
 def uvicorn_stack() -> str:
-    """The event loop and HTTP parser uvicorn's "auto" picks here."""
+    """The event loop and HTTP parser both sides run with (uvicorn's "auto" picks)."""
+    if STACK:
+        return f"uvicorn {STACK[1]} + {STACK[0]} (BENCH_UVICORN)"
     loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
     parser = "httptools" if importlib.util.find_spec("httptools") else "h11"
     return f"uvicorn {loop} + {parser}"
