@@ -428,7 +428,7 @@ def report_targets(by: dict[str, dict[str, Any]], x: Optional[dict[str, float]])
         ok = got < threshold if target.startswith("GET /api/config p50") else got >= threshold
         return "yes" if ok else "NO"
 
-    print(f"\n| issue 35 target | measured | met | from CPU time per request | met |")
+    print("\n| issue 35 target | measured | met | from CPU time per request | met |")
     print("|---|---:|---|---:|---|")
     for target, threshold, got, projected, unit in checks:
         print(f"| {target} | {got:.2f}{unit} | {verdict(target, threshold, got)} | {projected:.2f}{unit} | {verdict(target, threshold, projected)} |")
