@@ -253,7 +253,7 @@ fn known_publish_times_age_the_articles() {
     assert_eq!(known.get("/ksc.html"), Some(&(start - 3600)));
 
     let server = Server::start();
-    let mut plan = Plan::new(vec![Setting {
+    let mut plan = Plan::new(vec![Setting::Hot {
         gamma: 1.5,
         base: 2.0,
     }]);
