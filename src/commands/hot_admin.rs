@@ -8,9 +8,9 @@
 //! article keeps its place whatever happens to the board's scores), what
 //! HOT.DROP deletes article keys from, and what HOT.INFO counts.
 
+use super::article::facts;
 use super::board::settings_of;
 use super::board::{board_record, check_hot_board, dedup_name, published_and_last_view};
-use super::hot::facts;
 use super::{bulk, counter_of, effect, zadd_effect, Args, BoardCtx, Fail, Res};
 use crate::config;
 use crate::ffi::{self, Event, KeyKind};
@@ -99,6 +99,7 @@ pub(super) fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     check_hot_board(&b, &board_h, record.is_some())?;
     let mut pub_h = b.open(&pubidx, KeyKind::ZSet, true)?;
     let mut ix_h = b.open(&ix, KeyKind::ZSet, true)?;
+    let (tr, mut tr_h) = super::trending::open(&b, true)?;
     let mut per_article = Vec::with_capacity(articles.len());
     for a in &articles {
         let mut k = ArticleKeys {
@@ -142,6 +143,7 @@ pub(super) fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
     b.zrem(b.key, &mut board_h, &members);
     b.zrem(&pubidx, &mut pub_h, &members);
+    b.zrem(&tr, &mut tr_h, &members);
     Ok(RedisValue::Integer(removed))
 }
 
@@ -331,6 +333,24 @@ fn board_settings(settings: &BoardSettings) -> Vec<(&'static str, RedisValue)> {
     out
 }
 
+/// HOT.INFO's trending fields: `trending-half-life` (seconds, 0 when the
+/// board keeps no trending ranking) and, when it does, `trending-landmark`
+/// (unix seconds, 0 before the first counted view) and `trending-articles`
+/// (articles in the trending ZSET).
+fn trending_fields(b: &BoardCtx, settings: &BoardSettings) -> Res<Vec<(&'static str, RedisValue)>> {
+    let mut out = vec![(
+        "trending-half-life",
+        RedisValue::Integer(settings.trending_ms / 1000),
+    )];
+    if settings.trending() {
+        let (_, h) = super::trending::open(b, false)?;
+        let l = settings.landmark.map_or(0, |l| l.div_euclid(1000));
+        out.push(("trending-landmark", RedisValue::Integer(l)));
+        out.push(("trending-articles", RedisValue::Integer(h.len() as i64)));
+    }
+    Ok(out)
+}
+
 /// HOT.INFO's and RANK.INFO's last fields: `eviction_unsafe` (1 when the
 /// server's `maxmemory-policy` may evict the board's identity keys apart
 /// from its data, see docs/eviction.md; else 0) and `maxmemory_policy`.
@@ -415,12 +435,13 @@ pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let settings = settings_of(record);
     let (pubidx, _) = b.open_derived(Kind::PubIndex, &[], KeyKind::ZSet, false)?;
     let (ix, ix_h) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, false)?;
+    let tr = b.derived(Kind::Trending, &[], false)?;
     let on_board = board.len() as i64;
     let tracked = ix_h.len() as i64;
     drop((board, hb_h, ix_h));
     let mut keys = 0i64;
     let mut memory = 0i64;
-    for name in [b.key, &hb, &pubidx, &ix] {
+    for name in [b.key, &hb, &pubidx, &ix, &tr] {
         if b.exists(name)? {
             keys += 1;
             memory += memory_usage(&b, name);
@@ -469,6 +490,7 @@ pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
         "sampled"
     };
     let mut out = board_settings(&settings);
+    out.extend(trending_fields(&b, &settings)?);
     out.extend([
         ("articles", RedisValue::Integer(on_board)),
         ("articles_tracked", RedisValue::Integer(tracked)),
