@@ -9,7 +9,6 @@ showing both lists (headless Chromium, as test_page.py)."""
 from __future__ import annotations
 
 import asyncio
-import os
 from datetime import timedelta
 from typing import Any, Dict, Iterator, List, Tuple
 
@@ -328,7 +327,5 @@ def test_the_page_shows_hot_and_trending_and_follows_a_view(redis_server: Server
         tops = browser.execute_script("return ['hot-section', 'trending-section'].map(id => document.getElementById(id).getBoundingClientRect().top)")
         assert tops[1] > tops[0]
         assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
-        if os.environ.get("HOTRANK_PAGE_SCREENSHOT"):
-            browser.save_screenshot(os.environ["HOTRANK_PAGE_SCREENSHOT"].replace(".png", "-trending-phone.png"))
     finally:
         svc.stop()
