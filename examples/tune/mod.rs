@@ -95,8 +95,7 @@ pub fn duration_label(secs: i64) -> String {
 /// with a unit `s`, `m`, `h` or `d`, as HOT.TOP's WINDOW), each from 60 s to 10 years
 /// (315360000 s, the module's range); refuses an empty list and repeats.
 pub fn parse_half_lives(what: &str, s: &str) -> Result<Vec<i64>, String> {
-    let mut out: Vec<i64> = Vec::new();
-    for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+    parse_items(what, s, |item| {
         let (digits, unit) = match item.char_indices().last() {
             Some((i, c)) if c.is_ascii_alphabetic() => (&item[..i], c),
             _ => (item, 's'),
@@ -106,40 +105,44 @@ pub fn parse_half_lives(what: &str, s: &str) -> Result<Vec<i64>, String> {
             'm' => 60,
             'h' => 3600,
             'd' => 86_400,
-            _ => return Err(format!("{what}: {item:?}: the unit must be s, m, h or d")),
+            _ => return Err(format!("{item:?}: the unit must be s, m, h or d")),
         };
         let secs = digits
             .parse::<i64>()
             .ok()
             .and_then(|n| n.checked_mul(size))
-            .ok_or_else(|| {
-                format!("{what}: {item:?} is not a duration such as 90, 30m, 6h or 1d")
-            })?;
+            .ok_or_else(|| format!("{item:?} is not a duration such as 90, 30m, 6h or 1d"))?;
         if !(60..=315_360_000).contains(&secs) {
-            return Err(format!("{what}: {item} is outside 60 s … 10 years"));
+            return Err(format!("{item} is outside 60 s … 10 years"));
         }
-        if out.contains(&secs) {
-            return Err(format!("{what}: {item} is listed twice"));
-        }
-        out.push(secs);
-    }
-    if out.is_empty() {
-        return Err(format!("{what}: empty list"));
-    }
-    Ok(out)
+        Ok(secs)
+    })
 }
 
 /// Parses a comma-separated list of numbers (`1.3,1.5,1.8`); `what` names the
 /// list in errors. Refuses an empty list, non-finite numbers and repeats.
 pub fn parse_list(what: &str, s: &str) -> Result<Vec<f64>, String> {
-    let mut out: Vec<f64> = Vec::new();
-    for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+    parse_items(what, s, |item| {
         let v: f64 = item
             .parse()
-            .map_err(|_| format!("{what}: {item:?} is not a number"))?;
+            .map_err(|_| format!("{item:?} is not a number"))?;
         if !v.is_finite() {
-            return Err(format!("{what}: {item:?} is not finite"));
+            return Err(format!("{item:?} is not finite"));
         }
+        Ok(v)
+    })
+}
+
+/// The items of a comma-separated list, each through `parse`; errors name the list
+/// (`what`). Refuses an empty list and an item listed twice.
+fn parse_items<T: PartialEq>(
+    what: &str,
+    s: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    let mut out: Vec<T> = Vec::new();
+    for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let v = parse(item).map_err(|e| format!("{what}: {e}"))?;
         if out.contains(&v) {
             return Err(format!("{what}: {item} is listed twice"));
         }
