@@ -217,12 +217,8 @@ pub const EXPORT_MAX_COUNT: i64 = 10_000;
 /// One HOT.EXPORT row: `[article, [pv, …, score, …, last_view, …]]`, or
 /// `None` when the article holds no counters and no meta (only a takedown
 /// tombstone, or an index entry whose keys retention expired).
-fn export_row(
-    b: &BoardCtx,
-    article: &[u8],
-    q: i64,
-    f: &crate::hot::Formula,
-) -> Res<Option<RedisValue>> {
+fn export_row(b: &BoardCtx, article: &[u8], q: i64, s: &BoardSettings) -> Res<Option<RedisValue>> {
+    let f = &s.formula;
     let (_, meta) = b.open_derived(Kind::Meta, &[article], KeyKind::Hash, false)?;
     let (published, last_view) = published_and_last_view(&meta)?;
     let (_, sus_h) = b.open_derived(Kind::Suspicious, &[article], KeyKind::String, false)?;
@@ -239,7 +235,7 @@ fn export_row(
         _ => 0.0,
     };
     let time = |t: Option<i64>| t.map_or(RedisValue::Null, |t| bulk(format_time_ms(t)));
-    let fields = vec![
+    let mut fields = vec![
         bulk("pv"),
         RedisValue::Integer(pv),
         bulk("uv"),
@@ -250,9 +246,12 @@ fn export_row(
         time(published),
         bulk("score"),
         bulk(format_score(score)),
-        bulk("last_view"),
-        time(last_view),
     ];
+    if s.trending() {
+        let t = super::trending::score_of(b, s, article, q)?;
+        fields.extend([bulk("trending"), bulk(format_score(t))]);
+    }
+    fields.extend([bulk("last_view"), time(last_view)]);
     Ok(Some(RedisValue::Array(vec![
         bulk(article),
         RedisValue::Array(fields),
@@ -266,7 +265,8 @@ fn export_row(
 /// cursor is `0` when the walk is done. One call walks up to `n` entries
 /// (default 10, 1 to [`EXPORT_MAX_COUNT`]) and may return fewer rows (an
 /// entry without counters or meta is skipped). Fields as HOT.STATS (pv, uv,
-/// suspicious, published_at, score at `t`, the server clock by default) plus `last_view`
+/// suspicious, published_at, score at `t`, the server clock by default,
+/// and `trending` at `t` on a board that keeps trending) plus `last_view`
 /// (unix seconds of the last counted view, nil if none recorded). An
 /// article keeps its sequence number while it lives, so every article
 /// present for the whole walk is returned at least once, whatever views,
@@ -293,7 +293,11 @@ pub(super) fn export_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
     let record = board_record(&hb, &hb_h)?;
     check_hot_board(&b, &board, record.is_some())?;
     let (ix, _) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, false)?;
-    let (q, f) = (at.unwrap_or_else(ffi::now_ms), settings_of(record).formula);
+    let (q, mut s) = (at.unwrap_or_else(ffi::now_ms), settings_of(record));
+    if record.and_then(|r| r.settings).is_none() {
+        // Trending is the board's own: a board without settings keeps none.
+        s.trending_ms = 0;
+    }
     let mut rows = Vec::new();
     let mut next = 0i64;
     if let Some(iter) = b.walk(
@@ -307,7 +311,7 @@ pub(super) fn export_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
                 next = seq as i64;
                 break;
             }
-            if let Some(row) = export_row(&b, article.as_slice(), q, &f)? {
+            if let Some(row) = export_row(&b, article.as_slice(), q, &s)? {
                 rows.push(row);
             }
         }

@@ -94,6 +94,9 @@ pub(super) fn score_of(b: &BoardCtx, s: &BoardSettings, article: &[u8], q: i64) 
     }))
 }
 
+/// Articles with their scores, best first, and the number examined.
+pub(super) type Ranked = (Vec<(Vec<u8>, f64)>, u64);
+
 /// The top `n` articles by trending score at `q` (unix ms), ties by article
 /// id ascending, among those published in `[q − w, q]` with a `window` `w`
 /// (ms). A walk of the ZSET from its highest sum: the scores at `q` follow
@@ -105,7 +108,7 @@ pub(super) fn top(
     q: i64,
     n: usize,
     window: Option<i64>,
-) -> Res<(Vec<(Vec<u8>, f64)>, u64)> {
+) -> Res<Ranked> {
     let Some(l) = s.landmark else {
         return Ok((Vec::new(), 0));
     };
