@@ -29,7 +29,8 @@
 #   make deps-postgres  Debian's postgresql (apt) for the archiver's tests (a server is
 #                started by the tests in a temporary directory, as a non-root user)
 #   make demo    replay a web log (LOG, default the shipped NASA log data/nasa_19950801.tsv.gz,
-#                see data/README.md) into HOT.VIEW and print the top 20
+#                see data/README.md) into HOT.VIEW and print the hot and the trending top 20s
+#                side by side (HOTRANK_TRENDING=1h: the half-life; 0: the hot list only)
 #   make tune    replay a log once per gamma x base and per trending half-life and compare
 #                the top 20s (table + SVG):
 #                LOG=access.log[.gz] (the demo TSV, Common Log Format or Apache combined)
