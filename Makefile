@@ -29,10 +29,13 @@
 #   make deps-postgres  Debian's postgresql (apt) for the archiver's tests (a server is
 #                started by the tests in a temporary directory, as a non-root user)
 #   make demo    replay a web log (LOG, default the shipped NASA log data/nasa_19950801.tsv.gz,
-#                see data/README.md) into HOT.VIEW and print the top 20
-#   make tune    replay a log once per gamma x base and compare the top 20s (table + SVG):
+#                see data/README.md) into HOT.VIEW and print the hot and the trending top 20s
+#                side by side (HOTRANK_TRENDING=1h: the half-life; 0: the hot list only)
+#   make tune    replay a log once per gamma x base and per trending half-life and compare
+#                the top 20s (table + SVG):
 #                LOG=access.log[.gz] (the demo TSV, Common Log Format or Apache combined)
-#                GAMMAS=1.3,1.5,1.8 BASES=2 OUT=target/tune.svg [LINES=n: first n lines only]
+#                GAMMAS=1.3,1.5,1.8 BASES=2 HALF_LIVES=1h,6h (none: no trending run)
+#                OUT=target/tune.svg [LINES=n: first n lines only]
 #                [PUBLISHED=file of "article unix-seconds" lines: real publish times]
 #   make bench   run examples/bench/ if present, then clients/python/bench/sharded.py (a sharded
 #                board on a local 3-master cluster vs one board) (BENCH_QUICK=1: sizes / 10;
@@ -63,6 +66,7 @@ MODULE := $(ROOT)/target/release/libhotrank.so
 LOG    ?= $(ROOT)/data/nasa_19950801.tsv.gz
 GAMMAS ?= 1.3,1.5,1.8
 BASES  ?= 2
+HALF_LIVES ?= 1h,6h
 OUT    ?= target/tune.svg
 # make run: the port and the server binary.
 PORT   ?= 6379
@@ -351,7 +355,7 @@ demo: deps build
 
 tune: deps build
 	HOTRANK_MODULE=$(MODULE) $(CARGO) run --release --example tune -- \
-	  --log $(LOG) --gammas $(GAMMAS) --bases $(BASES) --out $(OUT) \
+	  --log $(LOG) --gammas $(GAMMAS) --bases $(BASES) --half-lives $(HALF_LIVES) --out $(OUT) \
 	  $(if $(PUBLISHED),--published $(PUBLISHED)) $(if $(LINES),--lines $(LINES))
 
 bench: deps build venv

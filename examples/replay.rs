@@ -1,5 +1,6 @@
 //! Demo client: replay a web access log (gzipped or plain) into `HOT.VIEW` and
-//! print the resulting hot list.
+//! print the resulting hot list and, beside it, the trending list of the same views
+//! (`HOT.TOP … BY trending`), marking the articles listed in only one of the two.
 //!
 //! ```text
 //! cargo run --release --example replay -- [path/to/log.tsv.gz]
@@ -18,6 +19,16 @@
 //! - `HOTRANK_SERVER` — server binary to spawn (default `redis-server`).
 //! - `HOTRANK_MODULE` — module to load (default `<crate>/target/release/libhotrank.so`).
 //! - `HOTRANK_PORT`   — port of the running server when `HOTRANK_SPAWN=0`.
+//! - `HOTRANK_TRENDING` — the board's trending half-life (`HOT.CREATE …
+//!   TRENDING-HALF-LIFE`, default `1h`); `0` creates no trending ranking and prints
+//!   only the hot list, as before trending existed (tests/replay-compare.sh, which
+//!   also runs this client against older modules).
+//!
+//! Why 1 hour: the NASA log is one day of traffic, and its pages' "publish time" is
+//! their first view, early in the day for most. A 1-hour half-life weighs the last
+//! hour of views as much as everything before it, so the trending list is "what is
+//! read this afternoon"; 6 hours or more would be close to the day's totals, and
+//! minutes would follow single visitors.
 //!
 //! Exit codes: 0 ok, 1 error (server error, connection failure, …), 2 log file missing.
 
@@ -45,6 +56,8 @@ const DEFAULT_LOG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/nasa_199508
 const BOARD: &str = "hot:{nasa}";
 const BATCH: usize = 1000;
 const TOP_N: usize = 20;
+/// The trending half-life when `HOTRANK_TRENDING` is not set.
+const DEFAULT_TRENDING: &str = "1h";
 
 type Res<T> = Result<T, String>;
 
@@ -92,6 +105,23 @@ fn run(path: &str) -> Res<()> {
         .arg(BOARD)
         .query::<i64>(&mut con)
         .map_err(|e| format!("DEL {BOARD}: {e}"))?;
+    let trending = env::var("HOTRANK_TRENDING").unwrap_or_else(|_| DEFAULT_TRENDING.to_string());
+    let trending = (trending != "0").then_some(trending);
+    if let Some(half_life) = &trending {
+        // HOT.DROP also removes the derived keys DEL left (the trending ZSET among
+        // them), then the board is created with its trending half-life.
+        redis::cmd("HOT.DROP")
+            .arg(BOARD)
+            .query::<i64>(&mut con)
+            .map_err(|e| format!("HOT.DROP {BOARD}: {e}"))?;
+        redis::cmd("HOT.CREATE")
+            .arg(BOARD)
+            .arg("TRENDING-HALF-LIFE")
+            .arg(half_life)
+            .query::<()>(&mut con)
+            .map_err(|e| format!("HOT.CREATE {BOARD} TRENDING-HALF-LIFE {half_life}: {e}"))?;
+        println!("{BOARD} keeps a trending ranking, half-life {half_life}");
+    }
 
     let started = Instant::now();
     let mut stats = Stats::default();
@@ -151,25 +181,48 @@ fn run(path: &str) -> Res<()> {
         return Ok(());
     };
 
-    let top = redis::cmd("HOT.TOP")
-        .arg(BOARD)
-        .arg("LIMIT")
-        .arg(TOP_N)
-        .arg("WITHSCORES")
-        .arg("AT")
-        .arg(at)
-        .query::<Value>(&mut con)
-        .map_err(|e| format!("HOT.TOP {BOARD} LIMIT {TOP_N} WITHSCORES AT {at}: {e}"))?;
-    let rows = pairs(&top).map_err(|e| format!("HOT.TOP: {e}"))?;
-
-    println!();
-    println!("HOT.TOP {BOARD} LIMIT {TOP_N} WITHSCORES AT {at}");
-    println!("{:>4}  {:>20}  article", "rank", "score");
-    for (i, (article, score)) in rows.iter().enumerate() {
-        println!("{:>4}  {:>20}  {}", i + 1, score, article);
-    }
-    if rows.is_empty() {
-        println!("   (empty)");
+    let rows = top(&mut con, "", at)?;
+    let trending_rows = match trending {
+        Some(_) => Some(top(&mut con, "BY trending ", at)?),
+        None => None,
+    };
+    let only = |rows: &[(String, String)], other: Option<&Vec<(String, String)>>, a: &str| {
+        other.is_some_and(|o| !o.iter().any(|(b, _)| b == a)) && rows.iter().any(|(b, _)| b == a)
+    };
+    print_top(&rows, "", at, |a| only(&rows, trending_rows.as_ref(), a));
+    if let (Some(half_life), Some(trows)) = (&trending, &trending_rows) {
+        print_top(trows, "BY trending ", at, |a| only(trows, Some(&rows), a));
+        println!();
+        println!("side by side (* listed in this column only; trending half-life {half_life}):");
+        let width = rows.iter().map(|(a, _)| a.len()).max().unwrap_or(0).max(3) + 2;
+        println!("{:>4}  {:<width$}  trending", "rank", "hot");
+        for i in 0..rows.len().max(trows.len()) {
+            let cell = |list: &[(String, String)], other: &[(String, String)]| {
+                list.get(i).map_or(String::new(), |(a, _)| {
+                    let mark = if other.iter().any(|(b, _)| b == a) {
+                        ""
+                    } else {
+                        " *"
+                    };
+                    format!("{a}{mark}")
+                })
+            };
+            println!(
+                "{:>4}  {:<width$}  {}",
+                i + 1,
+                cell(&rows, trows),
+                cell(trows, &rows)
+            );
+        }
+        let hot_only = rows
+            .iter()
+            .filter(|(a, _)| only(&rows, Some(trows), a))
+            .count();
+        let trending_only = trows
+            .iter()
+            .filter(|(a, _)| only(trows, Some(&rows), a))
+            .count();
+        println!("{hot_only} in the hot list only, {trending_only} in the trending list only");
     }
 
     if let Some((article, _)) = rows.first() {
@@ -188,6 +241,40 @@ fn run(path: &str) -> Res<()> {
         }
     }
     Ok(())
+}
+
+/// `HOT.TOP BOARD [BY trending] LIMIT TOP_N WITHSCORES AT at`: (article, score) pairs.
+/// `by` is `""` or `"BY trending "`.
+fn top(con: &mut redis::Connection, by: &str, at: i64) -> Res<Vec<(String, String)>> {
+    let mut cmd = redis::cmd("HOT.TOP");
+    cmd.arg(BOARD);
+    for word in by.split_whitespace() {
+        cmd.arg(word);
+    }
+    let reply = cmd
+        .arg("LIMIT")
+        .arg(TOP_N)
+        .arg("WITHSCORES")
+        .arg("AT")
+        .arg(at)
+        .query::<Value>(con)
+        .map_err(|e| format!("HOT.TOP {BOARD} {by}LIMIT {TOP_N} WITHSCORES AT {at}: {e}"))?;
+    pairs(&reply).map_err(|e| format!("HOT.TOP: {e}"))
+}
+
+/// Prints one top with its scores; `only(article)` marks (`*`) an article the other
+/// list does not have (never true without trending: the output stays as it was).
+fn print_top(rows: &[(String, String)], by: &str, at: i64, only: impl Fn(&str) -> bool) {
+    println!();
+    println!("HOT.TOP {BOARD} {by}LIMIT {TOP_N} WITHSCORES AT {at}");
+    println!("{:>4}  {:>20}  article", "rank", "score");
+    for (i, (article, score)) in rows.iter().enumerate() {
+        let mark = if only(article) { "  *" } else { "" };
+        println!("{:>4}  {:>20}  {}{mark}", i + 1, score, article);
+    }
+    if rows.is_empty() {
+        println!("   (empty)");
+    }
 }
 
 #[derive(Default)]

@@ -1,17 +1,22 @@
-//! `make tune`: choose the formula from your own access log. Replays the log once
-//! per setting (every gamma × base) into a private server with the module loaded,
-//! samples `HOT.TOP … LIMIT 20 AT t` every 10 minutes of log time, prints how the
-//! top behaves under each setting, and writes an SVG chart of the leading
-//! articles' rank over time, one panel per setting.
+//! `make tune`: choose the formula and the trending half-life from your own access
+//! log. Replays the log once per setting (every gamma × base of the hot ranking, and
+//! every trending half-life) into a private server with the module loaded, samples
+//! `HOT.TOP [BY trending] … LIMIT 20 AT t` every 10 minutes of log time, prints how
+//! the top behaves under each setting (with the share of the next 10 minutes' views
+//! it foresaw), and writes an SVG chart of the leading articles' rank over time,
+//! one panel per setting.
 //!
 //! ```text
 //! cargo run --release --example tune -- [--log PATH] [--gammas 1.3,1.5,1.8]
-//!     [--bases 2] [--out target/tune.svg] [--step SECONDS] [--limit N]
+//!     [--bases 2] [--half-lives 1h,6h] [--out target/tune.svg] [--step SECONDS] [--limit N]
 //!     [--articles N] [--lines N] [--published FILE]
 //! ```
 //!
 //! - `--log`: the demo's TSV or a Common Log Format log, gzipped or plain
 //!   (default `data/nasa_19950801.tsv.gz`); see `examples/shared/log.rs`.
+//! - `--half-lives`: trending half-lives compared beside the gammas (default
+//!   `1h,6h`; seconds or a number with a unit s, m, h or d, 60 s to 10 years;
+//!   `none` for no trending run).
 //! - `--step`: seconds of log time between samples (default 600).
 //! - `--limit`: length of the sampled top (default 20).
 //! - `--articles`: leading articles drawn (default 8, at most 10).
@@ -57,7 +62,7 @@ fn main() -> ExitCode {
             eprintln!("tune: {e}");
             eprintln!(
                 "usage: cargo run --release --example tune -- [--log PATH] [--gammas 1.3,1.5,1.8] \
-                 [--bases 2] [--out target/tune.svg] [--step SECONDS] [--limit N] \
+                 [--bases 2] [--half-lives 1h,6h|none] [--out target/tune.svg] [--step SECONDS] [--limit N] \
                  [--articles N] [--lines N] [--published FILE]"
             );
             return ExitCode::from(2);
@@ -73,6 +78,7 @@ fn main() -> ExitCode {
 fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut gammas = vec![1.3, 1.5, 1.8];
     let mut bases = vec![2.0];
+    let mut half_lives = vec![3600, 6 * 3600];
     let mut args = Args {
         log: PathBuf::from(DEFAULT_LOG),
         out: PathBuf::from(DEFAULT_OUT),
@@ -93,6 +99,8 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             "--out" => args.out = PathBuf::from(value),
             "--gammas" => gammas = tune::parse_list("--gammas", &value)?,
             "--bases" => bases = tune::parse_list("--bases", &value)?,
+            "--half-lives" if value == "none" => half_lives.clear(),
+            "--half-lives" => half_lives = tune::parse_half_lives("--half-lives", &value)?,
             "--step" => args.plan.step_secs = number(&value)? as i64,
             "--limit" => args.plan.limit = number(&value)? as usize,
             "--articles" => args.articles = number(&value)? as usize,
@@ -104,6 +112,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         }
     }
     args.plan.settings = Setting::grid(&gammas, &bases);
+    args.plan.settings.extend(Setting::trending(&half_lives));
     Ok(args)
 }
 

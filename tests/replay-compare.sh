@@ -339,7 +339,8 @@ run_one() {
     if [ -f "$dir/server.log" ]; then sed -n '1,40p' "$dir/server.log" >&2; fi
     die "$side: $SERVER did not start with $so"
   fi
-  if ! HOTRANK_SPAWN=0 HOTRANK_PORT="$port" "$TMP/replay-client" "$LOG" >"$dir/replay.out" 2>&1; then
+  # HOTRANK_TRENDING=0: the board the client makes is the one older modules make too.
+  if ! HOTRANK_TRENDING=0 HOTRANK_SPAWN=0 HOTRANK_PORT="$port" "$TMP/replay-client" "$LOG" >"$dir/replay.out" 2>&1; then
     cat "$dir/replay.out" >&2
     die "$side: the replay failed"
   fi

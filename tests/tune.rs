@@ -60,16 +60,7 @@ fn tune_on_a_cut_of_the_nasa_log() {
 }
 
 fn table_has_a_row_per_setting(o: &Outcome) {
-    let table = tune::report::table(o);
-    println!("{table}");
-    for s in &o.plan.settings {
-        let rows = table
-            .lines()
-            .filter(|l| l.starts_with(&format!("| {} ", s.label())))
-            .count();
-        // One row in the metrics table, one in the overlap matrix.
-        assert_eq!(rows, 2, "rows for {} in\n{table}", s.label());
-    }
+    table_has_a_row_per_setting_of(o);
     assert_eq!(o.metrics.len(), GAMMAS.len());
 }
 
@@ -231,6 +222,102 @@ fn check_entities(text: &str) {
     }
 }
 
+/// Trending half-lives beside the hot formula, as `make tune` compares them: each
+/// half-life is its own board (`HOT.CREATE … TRENDING-HALF-LIFE`) sampled with
+/// `HOT.TOP … BY trending`, in the table, the overlap matrix and the chart.
+#[test]
+fn trending_half_lives_on_a_cut_of_the_nasa_log() {
+    let Some(log) = nasa_log() else { return };
+    let (mut views, _) = tune::log::read_views(&log, Some(LINES)).expect("read the log");
+    let server = Server::start();
+    let mut settings = Setting::grid(&[1.5], &[2.0]);
+    settings.extend(Setting::trending(&[1800, 6 * 3600]));
+    let mut plan = Plan::new(settings);
+    // The day's most read page, published a month before the log.
+    let old = "/shuttle/missions/missions.html";
+    let start = views.iter().map(|v| v.time).min().unwrap();
+    plan.known_published
+        .insert(old.to_string(), start - 30 * 86_400);
+    let o = tune::run(&mut server.conn(), &mut views, &plan).expect("tune run");
+    table_has_a_row_per_setting_of(&o);
+    let (hot, short, long) = (&o.metrics[0], &o.metrics[1], &o.metrics[2]);
+    println!("{hot:?}\n{short:?}\n{long:?}");
+    for (run, m) in o.runs.iter().zip(&o.metrics) {
+        assert!(
+            run.samples[6..].iter().all(|s| s.top.len() == o.plan.limit),
+            "{}",
+            run.setting.label()
+        );
+        assert!(
+            m.next_share > 0.0 && m.next_share < 1.0,
+            "{}: {m:?}",
+            run.setting.label()
+        );
+    }
+    // A shorter half-life forgets faster: its list changes more often.
+    assert!(
+        short.churn_per_hour > long.churn_per_hour,
+        "{short:?} vs {long:?}"
+    );
+    // Trending is another ranking than hot, and two half-lives differ.
+    assert!(
+        o.overlap[0][1] < 1.0 && o.overlap[0][2] < 1.0 && o.overlap[1][2] < 1.0,
+        "{:?}",
+        o.overlap
+    );
+    // A long half-life is close to the day's totals, so closer to hot than a short one.
+    assert!(o.overlap[0][2] > o.overlap[0][1], "{:?}", o.overlap);
+    // Trending ranks by views whatever the publish time: the month-old page that hot
+    // never lists is in the trending top most of the day.
+    let listed = |i: usize| {
+        o.runs[i]
+            .samples
+            .iter()
+            .filter(|s| s.top.iter().any(|a| a == old))
+            .count()
+    };
+    assert_eq!(listed(0), 0);
+    assert!(listed(1) > o.runs[1].samples.len() / 2 && listed(2) > o.runs[2].samples.len() / 2);
+    let svg = tune::chart::svg(&o, 8).expect("svg");
+    for label in ["gamma 1.5, base 2", "trending 30m", "trending 6h"] {
+        assert_eq!(
+            svg.matches(&format!(">\n{label}\n</text>")).count(),
+            1,
+            "{label}"
+        );
+    }
+}
+
+/// One row per setting in the metrics table and one in the overlap matrix.
+fn table_has_a_row_per_setting_of(o: &Outcome) {
+    let table = tune::report::table(o);
+    println!("{table}");
+    for s in &o.plan.settings {
+        let rows = table
+            .lines()
+            .filter(|l| l.starts_with(&format!("| {} ", s.label())))
+            .count();
+        assert_eq!(rows, 2, "rows for {} in\n{table}", s.label());
+    }
+}
+
+#[test]
+fn half_lives_parse_as_durations_within_the_modules_range() {
+    assert_eq!(
+        tune::parse_half_lives("--half-lives", "30m, 1h,90,2d").unwrap(),
+        vec![1800, 3600, 90, 172_800]
+    );
+    assert_eq!(tune::duration_label(1800), "30m");
+    assert_eq!(tune::duration_label(90), "90s");
+    assert_eq!(tune::duration_label(172_800), "2d");
+    for bad in ["59", "1h,60m", "1w", "", "h", "11y", "315360001"] {
+        assert!(
+            tune::parse_half_lives("--half-lives", bad).is_err(),
+            "{bad:?}"
+        );
+    }
+}
+
 /// Known publish times (`--published`) replace "first view in the log": an article
 /// published 30 days before the log leaves the top, and ages count from the file.
 #[test]
@@ -253,7 +340,7 @@ fn known_publish_times_age_the_articles() {
     assert_eq!(known.get("/ksc.html"), Some(&(start - 3600)));
 
     let server = Server::start();
-    let mut plan = Plan::new(vec![Setting {
+    let mut plan = Plan::new(vec![Setting::Hot {
         gamma: 1.5,
         base: 2.0,
     }]);

@@ -198,9 +198,14 @@ mod tests {
     #[test]
     fn five_settings_wrap_onto_two_rows() {
         let settings: Vec<Setting> = (0..5)
-            .map(|i| Setting {
-                gamma: 1.0 + i as f64 / 10.0,
-                base: 2.0,
+            .map(|i| match i {
+                0..=2 => Setting::Hot {
+                    gamma: 1.0 + i as f64 / 10.0,
+                    base: 2.0,
+                },
+                _ => Setting::Trending {
+                    half_life_secs: 3600 * i,
+                },
             })
             .collect();
         let runs = settings

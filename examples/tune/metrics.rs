@@ -1,8 +1,10 @@
 //! How a top behaves over time, from its samples: churn, age of the listed
-//! articles, dwell, and the overlap of two settings' tops.
+//! articles, dwell, how much of the next step's views it foresees, and the overlap
+//! of two settings' tops.
 
 use std::collections::{BTreeMap, HashSet};
 
+use super::log::View;
 use super::replay::{Run, Sample};
 
 /// One setting's measures. Rates are per hour of log time; ages and dwell in hours.
@@ -22,11 +24,21 @@ pub struct Metrics {
     pub dwell_median_h: f64,
     /// Distinct articles that were ever listed.
     pub distinct: usize,
+    /// Of the views in the step after each sample (`(at, at + step]`), the share (0 … 1)
+    /// that went to an article the sample lists: how well the list at `at` foresees
+    /// what is read next. Pooled over the samples; NaN when no view follows a sample.
+    pub next_share: f64,
 }
 
 /// The metrics of one run. `published` maps articles to unix seconds; `step_secs`
-/// is the time between two samples, in seconds.
-pub fn measure(run: &Run, published: &BTreeMap<String, i64>, step_secs: i64) -> Metrics {
+/// is the time between two samples, in seconds; `views` are every view of the log,
+/// sorted by time (those after the last sample too: the last step's "next" views).
+pub fn measure(
+    run: &Run,
+    published: &BTreeMap<String, i64>,
+    step_secs: i64,
+    views: &[View],
+) -> Metrics {
     let mut ages = ages_hours(&run.samples, published);
     let mut dwell: Vec<f64> = stays(&run.samples)
         .into_iter()
@@ -44,6 +56,29 @@ pub fn measure(run: &Run, published: &BTreeMap<String, i64>, step_secs: i64) -> 
         age_p90_h: quantile(&mut ages, 0.9),
         dwell_median_h: quantile(&mut dwell, 0.5),
         distinct: distinct.len(),
+        next_share: next_share(&run.samples, views, step_secs),
+    }
+}
+
+/// Of the views with a time in `(s.at, s.at + step]` after each sample `s`, the share
+/// that went to an article `s` lists, pooled over the samples (a view counted once per
+/// sample window it falls in). `views` sorted by time; NaN when no window has a view.
+pub fn next_share(samples: &[Sample], views: &[View], step: i64) -> f64 {
+    let (mut hits, mut total) = (0usize, 0usize);
+    for s in samples {
+        let listed: HashSet<&str> = s.top.iter().map(String::as_str).collect();
+        let from = views.partition_point(|v| v.time <= s.at);
+        let to = views.partition_point(|v| v.time <= s.at + step);
+        total += to - from;
+        hits += views[from..to]
+            .iter()
+            .filter(|v| listed.contains(v.article.as_str()))
+            .count();
+    }
+    if total == 0 {
+        f64::NAN
+    } else {
+        hits as f64 / total as f64
     }
 }
 
@@ -211,6 +246,29 @@ mod tests {
         assert_eq!(overlap(&a, &b), (1.0 + 0.25) / 2.0);
         assert_eq!(overlap(&a, &a), 1.0);
         assert!(overlap(&a[1..2], &b[1..2]).is_nan());
+    }
+
+    #[test]
+    fn next_share_counts_the_following_steps_views_of_listed_articles() {
+        let view = |article: &str, time: i64| View {
+            line_no: 0,
+            article: article.to_string(),
+            visitor: "v".to_string(),
+            time,
+        };
+        // Samples at 3600 (lists a) and 7200 (lists b); steps of 3600 s.
+        let s = samples(&[&["a"], &["b"]]);
+        let views = [
+            view("a", 3600), // at the sample instant: before its window
+            view("a", 3601),
+            view("c", 7200),
+            view("b", 7300),
+            view("a", 10_800),
+            view("b", 10_801), // after the last window
+        ];
+        // Window 1 (3600, 7200]: a, c → 1 of 2; window 2 (7200, 10800]: b, a → 1 of 2.
+        assert_eq!(next_share(&s, &views, 3600), 2.0 / 4.0);
+        assert!(next_share(&s, &[], 3600).is_nan());
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! The logic of `make tune` (examples/tune.rs), shared with tests/tune.rs through
-//! `#[path]`: replay an access log once per formula setting (gamma × base) into a
-//! server with the module loaded, sample `HOT.TOP … LIMIT 20 AT t` over log time,
-//! and measure how the top behaves under each setting.
+//! `#[path]`: replay an access log once per setting (each gamma × base of the hot
+//! formula, and each trending half-life) into a server with the module loaded,
+//! sample `HOT.TOP [BY trending] … LIMIT 20 AT t` over log time, and measure how the
+//! top behaves under each setting and how well it foresees the next step's views.
 //!
 //! - [`replay`]: one setting's replay into its own board, with the samples.
-//! - [`metrics`]: churn, age, dwell and overlap from the samples.
+//! - [`metrics`]: churn, age, dwell, the share of the next step's views the top
+//!   foresees, and overlap, from the samples.
 //! - [`report`]: the table printed to the terminal.
 //! - [`chart`]: the SVG chart (rank over time of the leading articles, one panel
 //!   per setting).
@@ -35,40 +37,112 @@ pub const DEFAULT_LIMIT: usize = 20;
 /// Default number of leading articles drawn in the chart.
 pub const DEFAULT_CHART_ARTICLES: usize = 8;
 
-/// One formula setting: `score = (alpha·pv + beta·uv) / (hours + base)^gamma`.
-/// `base` is in hours. alpha and beta stay at the server's configured values.
+/// One ranking to replay: the hot formula `score = (alpha·pv + beta·uv) / (hours +
+/// base)^gamma` (`base` in hours; alpha and beta stay at the server's configured
+/// values), or the trending ranking with a half-life (`HOT.CREATE … TRENDING-HALF-LIFE`,
+/// sampled with `HOT.TOP … BY trending`).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Setting {
-    pub gamma: f64,
-    pub base: f64,
+pub enum Setting {
+    Hot {
+        gamma: f64,
+        base: f64,
+    },
+    /// `half_life_secs`: 60 … 315360000 seconds.
+    Trending {
+        half_life_secs: i64,
+    },
 }
 
 impl Setting {
-    /// A short human label, `gamma 1.5, base 2`; unique per setting.
+    /// A short human label, `gamma 1.5, base 2` or `trending 1h`; unique per setting.
     pub fn label(&self) -> String {
-        format!("gamma {}, base {}", self.gamma, self.base)
+        match self {
+            Setting::Hot { gamma, base } => format!("gamma {gamma}, base {base}"),
+            Setting::Trending { half_life_secs } => {
+                format!("trending {}", duration_label(*half_life_secs))
+            }
+        }
     }
 
     /// Every gamma × base combination, gammas outermost, in the given order.
     pub fn grid(gammas: &[f64], bases: &[f64]) -> Vec<Setting> {
         gammas
             .iter()
-            .flat_map(|&gamma| bases.iter().map(move |&base| Setting { gamma, base }))
+            .flat_map(|&gamma| bases.iter().map(move |&base| Setting::Hot { gamma, base }))
             .collect()
     }
+
+    /// One trending setting per half-life (seconds), in the given order.
+    pub fn trending(half_lives: &[i64]) -> Vec<Setting> {
+        half_lives
+            .iter()
+            .map(|&half_life_secs| Setting::Trending { half_life_secs })
+            .collect()
+    }
+}
+
+/// Seconds as the largest whole unit: `90s`, `30m`, `6h`, `2d`.
+pub fn duration_label(secs: i64) -> String {
+    for (unit, size) in [("d", 86_400), ("h", 3600), ("m", 60)] {
+        if secs % size == 0 && secs >= size {
+            return format!("{}{unit}", secs / size);
+        }
+    }
+    format!("{secs}s")
+}
+
+/// Parses a comma-separated list of half-lives (`30m,1h,6h`: seconds, or a number
+/// with a unit `s`, `m`, `h` or `d`, as HOT.TOP's WINDOW), each from 60 s to 10 years
+/// (315360000 s, the module's range); refuses an empty list and repeats.
+pub fn parse_half_lives(what: &str, s: &str) -> Result<Vec<i64>, String> {
+    parse_items(what, s, |item| {
+        let (digits, unit) = match item.char_indices().last() {
+            Some((i, c)) if c.is_ascii_alphabetic() => (&item[..i], c),
+            _ => (item, 's'),
+        };
+        let size = match unit {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86_400,
+            _ => return Err(format!("{item:?}: the unit must be s, m, h or d")),
+        };
+        let secs = digits
+            .parse::<i64>()
+            .ok()
+            .and_then(|n| n.checked_mul(size))
+            .ok_or_else(|| format!("{item:?} is not a duration such as 90, 30m, 6h or 1d"))?;
+        if !(60..=315_360_000).contains(&secs) {
+            return Err(format!("{item} is outside 60 s … 10 years"));
+        }
+        Ok(secs)
+    })
 }
 
 /// Parses a comma-separated list of numbers (`1.3,1.5,1.8`); `what` names the
 /// list in errors. Refuses an empty list, non-finite numbers and repeats.
 pub fn parse_list(what: &str, s: &str) -> Result<Vec<f64>, String> {
-    let mut out: Vec<f64> = Vec::new();
-    for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+    parse_items(what, s, |item| {
         let v: f64 = item
             .parse()
-            .map_err(|_| format!("{what}: {item:?} is not a number"))?;
+            .map_err(|_| format!("{item:?} is not a number"))?;
         if !v.is_finite() {
-            return Err(format!("{what}: {item:?} is not finite"));
+            return Err(format!("{item:?} is not finite"));
         }
+        Ok(v)
+    })
+}
+
+/// The items of a comma-separated list, each through `parse`; errors name the list
+/// (`what`). Refuses an empty list and an item listed twice.
+fn parse_items<T: PartialEq>(
+    what: &str,
+    s: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    let mut out: Vec<T> = Vec::new();
+    for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let v = parse(item).map_err(|e| format!("{what}: {e}"))?;
         if out.contains(&v) {
             return Err(format!("{what}: {item} is listed twice"));
         }
@@ -127,7 +201,8 @@ pub struct Outcome {
 
 /// Replays `views` once per setting of `plan` into the server behind `con` and
 /// measures the tops. Each setting gets its own board (`hot:{tune}:<i>`), set up
-/// with `CONFIG SET hotrank.gamma/base`, so `con` should be a private server.
+/// with `CONFIG SET hotrank.gamma/base` (hot) or `HOT.CREATE … TRENDING-HALF-LIFE`
+/// (trending), so `con` should be a private server.
 pub fn run(
     con: &mut redis::Connection,
     views: &mut [log::View],
@@ -143,7 +218,8 @@ pub fn run(
     let replayed = times
         .last()
         .map_or(0, |&t| views.partition_point(|v| v.time <= t));
-    let views = &views[..replayed];
+    let all: &[log::View] = views;
+    let views = &all[..replayed];
     let mut published = replay::publish_times(views);
     for (article, t) in published.iter_mut() {
         if let Some(known) = plan.known_published.get(article) {
@@ -158,7 +234,7 @@ pub fn run(
     }
     let metrics = runs
         .iter()
-        .map(|r| metrics::measure(r, &published, plan.step_secs))
+        .map(|r| metrics::measure(r, &published, plan.step_secs, all))
         .collect();
     let overlap = metrics::overlap_matrix(&runs);
     Ok(Outcome {

@@ -1,6 +1,7 @@
-//! One setting's replay: `CONFIG SET` the formula, `HOT.PUBLISH` each article at
-//! its first view, every view as `HOT.VIEW … AT t` (pipelined), and `HOT.TOP …
-//! LIMIT n AT t` every `step` seconds of log time.
+//! One setting's replay: `CONFIG SET` the formula (or `HOT.CREATE … TRENDING-HALF-LIFE`
+//! for a trending setting), `HOT.PUBLISH` each article at its first view, every view as
+//! `HOT.VIEW … AT t` (pipelined), and `HOT.TOP [BY trending] … LIMIT n AT t` every
+//! `step` seconds of log time.
 
 use std::collections::BTreeMap;
 
@@ -95,22 +96,16 @@ pub fn replay(
             next += 1;
         }
         batch.flush(con, &mut run.statuses)?;
-        let top = top_at(con, board, limit, at)?;
+        let top = top_at(con, board, setting, limit, at)?;
         run.samples.push(Sample { at, top });
     }
     Ok(run)
 }
 
-/// Sets the formula and deletes `board` with every key derived from it.
+/// Deletes `board` with every key derived from it, then sets the formula (hot:
+/// `CONFIG SET hotrank.gamma/base`) or creates the board with its half-life
+/// (trending: `HOT.CREATE board TRENDING-HALF-LIFE h`).
 fn configure(con: &mut redis::Connection, board: &str, s: Setting) -> Result<(), String> {
-    for (name, value) in [("hotrank.gamma", s.gamma), ("hotrank.base", s.base)] {
-        redis::cmd("CONFIG")
-            .arg("SET")
-            .arg(name)
-            .arg(value.to_string())
-            .query::<()>(con)
-            .map_err(|e| format!("CONFIG SET {name} {value}: {e}"))?;
-    }
     // Derived keys are the board name, a zero byte and a suffix; a previous run of
     // the same board on this server would make every view a duplicate.
     let mut pattern = board.as_bytes().to_vec();
@@ -124,24 +119,55 @@ fn configure(con: &mut redis::Connection, board: &str, s: Setting) -> Result<(),
         .arg(keys)
         .query::<i64>(con)
         .map_err(|e| format!("DEL {board} and its derived keys: {e}"))?;
+    match s {
+        Setting::Hot { gamma, base } => {
+            for (name, value) in [("hotrank.gamma", gamma), ("hotrank.base", base)] {
+                redis::cmd("CONFIG")
+                    .arg("SET")
+                    .arg(name)
+                    .arg(value.to_string())
+                    .query::<()>(con)
+                    .map_err(|e| format!("CONFIG SET {name} {value}: {e}"))?;
+            }
+        }
+        Setting::Trending { half_life_secs } => {
+            redis::cmd("HOT.CREATE")
+                .arg(board)
+                .arg("TRENDING-HALF-LIFE")
+                .arg(half_life_secs)
+                .query::<()>(con)
+                .map_err(|e| {
+                    format!("HOT.CREATE {board} TRENDING-HALF-LIFE {half_life_secs}: {e}")
+                })?;
+        }
+    }
     Ok(())
 }
 
-/// `HOT.TOP board LIMIT limit AT at`: article ids, best first.
+/// `HOT.TOP board [BY trending] LIMIT limit AT at`: article ids, best first.
 fn top_at(
     con: &mut redis::Connection,
     board: &str,
+    setting: Setting,
     limit: usize,
     at: i64,
 ) -> Result<Vec<String>, String> {
-    redis::cmd("HOT.TOP")
-        .arg(board)
-        .arg("LIMIT")
+    let mut cmd = redis::cmd("HOT.TOP");
+    cmd.arg(board);
+    if let Setting::Trending { .. } = setting {
+        cmd.arg("BY").arg("trending");
+    }
+    cmd.arg("LIMIT")
         .arg(limit)
         .arg("AT")
         .arg(at)
         .query(con)
-        .map_err(|e| format!("HOT.TOP {board} LIMIT {limit} AT {at}: {e}"))
+        .map_err(|e| {
+            format!(
+                "HOT.TOP {board} ({}) LIMIT {limit} AT {at}: {e}",
+                setting.label()
+            )
+        })
 }
 
 /// A pipeline of `HOT.PUBLISH` and `HOT.VIEW` commands, with a description of each

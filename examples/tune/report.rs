@@ -24,34 +24,40 @@ pub fn table(o: &Outcome) -> String {
         out,
         "\nchurn: articles leaving the top {n} per hour; age: hours since publish \
          (first view in the log) of the listed articles; dwell: length of a stay in \
-         the top {n} (in steps of {hours:.2} h); distinct: articles ever listed.\n",
+         the top {n} (in steps of {hours:.2} h); distinct: articles ever listed; next %: \
+         share of the views of the following {min} min that went to an article the top \
+         listed (how well the list foresees what is read next). gamma/base rows are \
+         the hot ranking; trending rows rank by views decayed with that half-life \
+         (HOT.TOP BY trending).\n",
         n = o.plan.limit,
+        min = o.plan.step_secs / 60,
     );
     out.push_str(&overlap_table(o));
     out
 }
 
-/// `| setting | churn/h | age p50 h | age p90 h | dwell p50 h | distinct |`.
+/// `| setting | churn/h | age p50 h | age p90 h | dwell p50 h | distinct | next % |`.
 pub fn metrics_table(o: &Outcome) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "| setting           | churn/h | age p50 h | age p90 h | dwell p50 h | distinct |"
+        "| setting           | churn/h | age p50 h | age p90 h | dwell p50 h | distinct | next % |"
     );
     let _ = writeln!(
         out,
-        "|-------------------|--------:|----------:|----------:|------------:|---------:|"
+        "|-------------------|--------:|----------:|----------:|------------:|---------:|-------:|"
     );
     for (run, m) in o.runs.iter().zip(&o.metrics) {
         let _ = writeln!(
             out,
-            "| {:<17} | {:>7.1} | {:>9.2} | {:>9.2} | {:>11.2} | {:>8} |",
+            "| {:<17} | {:>7.1} | {:>9.2} | {:>9.2} | {:>11.2} | {:>8} | {:>6.1} |",
             run.setting.label(),
             m.churn_per_hour,
             m.age_median_h,
             m.age_p90_h,
             m.dwell_median_h,
             m.distinct,
+            100.0 * m.next_share,
         );
     }
     out

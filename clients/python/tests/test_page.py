@@ -139,6 +139,7 @@ def boards(redis_server: Server) -> Any:
     r = redis_server.client(2)
     r.flushall()
     hot = hotrank.HotBoard(r, HOT)
+    hot.create(trending_half_life="1h")  # the page shows its trending list beside the hot one
     for i in range(12):  # article i has 12 - i visitors: story-00 first
         hot.publish(f"story-{i:02d}", T0 - 60 * i)
         hot.view_many([(f"story-{i:02d}", f"v{v}", T0) for v in range(12 - i)])

@@ -130,7 +130,7 @@ def test_page_and_config_are_served(http: TestClient) -> None:
     page = http.get("/")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert '<table id="hot">' in page.text and '<table id="leaderboard">' in page.text and "<script>" in page.text
-    assert http.get("/api/config").json() == {"hotBoards": [HOT, OTHER], "leaderboards": [LB], "hotCacheSeconds": 5.0}
+    assert http.get("/api/config").json() == {"hotBoards": [HOT, OTHER], "trendingBoards": [], "leaderboards": [LB], "hotCacheSeconds": 5.0}
 
 
 def test_uvicorn_serves_the_routes_over_a_socket(redis_server: Server, raw: redis.Redis) -> None:

@@ -23,11 +23,11 @@ from hotrank import _shard
 #: Each master's configs: every setting differs from one node to the next.
 CONFIGS = [
     {"alpha": "1", "beta": "1.2", "base": "2", "gamma": "1.5", "dedup-seconds": "900", "dedup-shards": "4096",
-     "visitor-max-views": "60", "visitor-window-seconds": "3600", "max-articles": "1000", "retention-seconds": "7776000"},
+     "visitor-max-views": "60", "visitor-window-seconds": "3600", "max-articles": "1000", "retention-seconds": "7776000", "trending-half-life": "0"},
     {"alpha": "0.5", "beta": "0.8", "base": "3", "gamma": "1.9", "dedup-seconds": "60", "dedup-shards": "1024",
-     "visitor-max-views": "5", "visitor-window-seconds": "600", "max-articles": "30", "retention-seconds": "86400"},
+     "visitor-max-views": "5", "visitor-window-seconds": "600", "max-articles": "30", "retention-seconds": "86400", "trending-half-life": "3600"},
     {"alpha": "2", "beta": "2.5", "base": "1", "gamma": "1.1", "dedup-seconds": "10", "dedup-shards": "64",
-     "visitor-max-views": "1000", "visitor-window-seconds": "60", "max-articles": "5000", "retention-seconds": "604800"},
+     "visitor-max-views": "1000", "visitor-window-seconds": "60", "max-articles": "5000", "retention-seconds": "604800", "trending-half-life": "600"},
 ]  # fmt: skip
 SHARDS = 6
 

@@ -45,7 +45,7 @@ def test_mypy_strict_flags_each_misuse_of_a_typed_result() -> None:
         for n, text in enumerate(path.read_text().splitlines(), start=1)
         if "# E: " in text
     }
-    assert len(expected) == 9
+    assert len(expected) == 11
     for n, needle in expected.items():
         assert n in errors, f"mypy did not flag line {n} ({needle}):\n{out.stdout}"
         assert needle.lower() in errors[n].lower(), f"line {n}: wanted {needle!r}, mypy said {errors[n]!r}"

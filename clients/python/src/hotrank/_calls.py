@@ -24,6 +24,7 @@ from ._types import (
     InfoValue,
     Order,
     Period,
+    RankBy,
     Resolution,
     ScoredMember,
     ScoreWithTime,
@@ -262,7 +263,7 @@ def optional_int(reply: Any) -> Optional[int]:
     return None if reply is None else integer(reply)
 
 
-_STATS_FIELDS = ("pv", "uv", "suspicious", "published_at", "score", "last_view")
+_STATS_FIELDS = ("pv", "uv", "suspicious", "published_at", "score", "last_view", "trending")
 
 
 def view_result(reply: Any) -> ViewResult:
@@ -290,6 +291,7 @@ def article_stats(article: str, reply: Any) -> ArticleStats:
         published_at=opt("published_at"),
         score=number(f.get("score", 0.0)),
         last_view=opt("last_view"),
+        trending=opt("trending"),
         extra={k: v for k, v in f.items() if k not in _STATS_FIELDS},
     )
 
@@ -313,7 +315,7 @@ def hot_create(cmd: str, key: str, settings: dict[str, Any]) -> Call[None]:
         opt = name.upper().replace("_", "-")
         if name in ("alpha", "beta", "base", "gamma"):
             args += [opt, number_arg(name, v)]
-        elif name.endswith("_seconds"):
+        elif name.endswith("_seconds") or name == "trending_half_life":
             args += [opt, seconds_arg(name, v)]
         else:
             args += [opt, int_arg(name, v)]
@@ -332,9 +334,21 @@ def hot_view(key: str, article: Id, visitor: Id, at: Optional[Time]) -> Call[Vie
     return Call(args, view_result)
 
 
-def hot_top(key: str, limit: int, window: Optional[Seconds], at: Optional[Time]) -> Call[List[HotArticle]]:
-    """HOT.TOP … WITHSCORES."""
-    args: List[Arg] = ["HOT.TOP", key, "LIMIT", int_arg("limit", limit)]
+def by_arg(by: RankBy) -> List[Arg]:
+    """``BY trending`` (nothing for ``hot``, HOT.TOP's default, so older modules still
+    answer); ValueError for anything else."""
+    if by == "hot":
+        return []
+    if by == "trending":
+        return ["BY", "trending"]
+    raise ValueError(f"by must be 'hot' or 'trending', got {by!r}")
+
+
+def hot_top(
+    key: str, limit: int, window: Optional[Seconds], at: Optional[Time], by: RankBy = "hot"
+) -> Call[List[HotArticle]]:
+    """HOT.TOP [BY trending] … WITHSCORES."""
+    args: List[Arg] = ["HOT.TOP", key, *by_arg(by), "LIMIT", int_arg("limit", limit)]
     if window is not None:
         args += ["WINDOW", seconds_arg("window", window)]
     args += ["WITHSCORES", *at_args(at)]

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Generator, List, Optional, Sequence, Tuple, TypeVar
 
 from . import _calls as c
-from ._types import BoardExistsError, Entry, HotArticle, Id, Period, ServerError, Time
+from ._types import BoardExistsError, Entry, HotArticle, Id, Period, RankBy, ServerError, Time
 
 T = TypeVar("T")
 #: One batch of a plan: calls to run together (their results come back in order).
@@ -152,6 +152,7 @@ HOT_SETTINGS = (
     "visitor_window_seconds",
     "max_articles",
     "retention_seconds",
+    "trending_half_life",
 )
 #: Every setting of a leaderboard's layout (RANK.INFO's ``min``/``max`` as ``min_score``/``max_score``).
 RANK_SETTINGS = ("resolution", "min_score", "max_score", "order", "periods", "tz", "keep")
@@ -460,10 +461,13 @@ def around_plan(
 # Plans of the HOT board
 
 
-def top_plan(keys: Sequence[str], limit: int, window: Any, at: Time) -> Plan[List[HotArticle]]:
-    """Every shard's HOT.TOP at one shared ``at``, merged exactly."""
+def top_plan(keys: Sequence[str], limit: int, window: Any, at: Time, by: RankBy = "hot") -> Plan[List[HotArticle]]:
+    """Every shard's HOT.TOP (``BY hot`` or ``BY trending``) at one shared ``at``, merged
+    exactly: with the same AT, every shard's scores are taken at the same moment, so a
+    trending score does not depend on the shard's own landmark."""
     c.int_arg("limit", limit)
-    rows = yield [c.hot_top(k, limit, window, at) for k in keys]
+    c.by_arg(by)
+    rows = yield [c.hot_top(k, limit, window, at, by) for k in keys]
     return merge_top(rows, limit)
 
 

@@ -25,6 +25,7 @@ from ._types import (
     InfoValue,
     Order,
     Period,
+    RankBy,
     Resolution,
     ScoreWithTime,
     Seconds,
@@ -62,7 +63,7 @@ def hot_settings(local: Dict[str, Any]) -> Dict[str, Any]:
     for k, v in local.items():
         if k == "self" or v is None:
             continue
-        out[k] = c.seconds_arg(k, v) if k.endswith("_seconds") else v
+        out[k] = c.seconds_arg(k, v) if k.endswith("_seconds") or k == "trending_half_life" else v
     return out
 
 
@@ -232,11 +233,13 @@ class ShardedHotBoard(_Sharded):
         visitor_window_seconds: Optional[Seconds] = None,
         max_articles: Optional[int] = None,
         retention_seconds: Optional[Seconds] = None,
+        trending_half_life: Optional[Seconds] = None,
     ) -> None:
         """HOT.CREATEs shard 0 with the given settings, reads every setting back from its
         HOT.INFO (the node's ``hotrank.*`` configs fill the ones not given), records them
         all in ``<name>:sharding``, then HOT.CREATEs every other shard with them: shards
-        on nodes whose configs differ still score alike (``max_articles`` is per shard).
+        on nodes whose configs differ still score alike (``max_articles`` is per shard;
+        ``trending_half_life`` gives every shard a trending ranking: ``top(by="trending")``).
         BoardExistsError if already recorded."""
         settings = hot_settings(locals())
         self._drive(s.create_plan(self._described, self.kind, self.keys, settings, hot_make))
@@ -254,6 +257,7 @@ class ShardedHotBoard(_Sharded):
         visitor_window_seconds: Optional[Seconds] = None,
         max_articles: Optional[int] = None,
         retention_seconds: Optional[Seconds] = None,
+        trending_half_life: Optional[Seconds] = None,
     ) -> None:
         """Records the changed settings, then HOT.ALTERs every shard (rerun, or
         :meth:`ensure`, finishes an interrupted alter)."""
@@ -289,12 +293,16 @@ class ShardedHotBoard(_Sharded):
             calls.append(c.hot_view(self.key_of(a), a, vis, at))
         return self._drive(s.routed_plan(calls))
 
-    def top(self, limit: int = 20, window: Optional[Seconds] = None, at: Optional[Time] = None) -> List[HotArticle]:
+    def top(
+        self, limit: int = 20, window: Optional[Seconds] = None, at: Optional[Time] = None, *, by: RankBy = "hot"
+    ) -> List[HotArticle]:
         """The ``limit`` best articles at ``at`` (default: this machine's clock, floored to
         the second, the same for every shard): each shard's HOT.TOP, merged exactly
         (score descending, then article id ascending). Costs N shard calls and up to
-        N × limit rows."""
-        return self._drive(s.top_plan(self.keys, limit, window, default_at(at)))
+        N × limit rows. ``by="trending"`` merges the shards' trending scores at that one
+        ``at`` (each shard's landmark does not matter: the scores are the decayed sums
+        at the same moment)."""
+        return self._drive(s.top_plan(self.keys, limit, window, default_at(at), by))
 
     def stats(self, article: Id, at: Optional[Time] = None) -> Optional[ArticleStats]:
         """HOT.STATS on the article's shard."""

@@ -24,6 +24,7 @@ from ._types import (
     InfoValue,
     Order,
     Period,
+    RankBy,
     Resolution,
     ScoreWithTime,
     Seconds,
@@ -134,11 +135,13 @@ class ShardedHotBoard(_Sharded):
         visitor_window_seconds: Optional[Seconds] = None,
         max_articles: Optional[int] = None,
         retention_seconds: Optional[Seconds] = None,
+        trending_half_life: Optional[Seconds] = None,
     ) -> None:
         """HOT.CREATEs shard 0 with the given settings, reads every setting back from its
         HOT.INFO (the node's ``hotrank.*`` configs fill the ones not given), records them
         all in ``<name>:sharding``, then HOT.CREATEs every other shard with them: shards
-        on nodes whose configs differ still score alike (``max_articles`` is per shard).
+        on nodes whose configs differ still score alike (``max_articles`` is per shard;
+        ``trending_half_life`` gives every shard a trending ranking: ``top(by="trending")``).
         BoardExistsError if already recorded."""
         settings = hot_settings(locals())
         await self._drive(s.create_plan(self._described, self.kind, self.keys, settings, hot_make))
@@ -156,6 +159,7 @@ class ShardedHotBoard(_Sharded):
         visitor_window_seconds: Optional[Seconds] = None,
         max_articles: Optional[int] = None,
         retention_seconds: Optional[Seconds] = None,
+        trending_half_life: Optional[Seconds] = None,
     ) -> None:
         """Records the changed settings, then HOT.ALTERs every shard (rerun, or
         :meth:`ensure`, finishes an interrupted alter)."""
@@ -191,12 +195,16 @@ class ShardedHotBoard(_Sharded):
             calls.append(c.hot_view(self.key_of(a), a, vis, at))
         return await self._drive(s.routed_plan(calls))
 
-    async def top(self, limit: int = 20, window: Optional[Seconds] = None, at: Optional[Time] = None) -> List[HotArticle]:
+    async def top(
+        self, limit: int = 20, window: Optional[Seconds] = None, at: Optional[Time] = None, *, by: RankBy = "hot"
+    ) -> List[HotArticle]:
         """The ``limit`` best articles at ``at`` (default: this machine's clock, floored to
         the second, the same for every shard): each shard's HOT.TOP, merged exactly
         (score descending, then article id ascending). Costs N shard calls and up to
-        N × limit rows."""
-        return await self._drive(s.top_plan(self.keys, limit, window, default_at(at)))
+        N × limit rows. ``by="trending"`` merges the shards' trending scores at that one
+        ``at`` (each shard's landmark does not matter: the scores are the decayed sums
+        at the same moment)."""
+        return await self._drive(s.top_plan(self.keys, limit, window, default_at(at), by))
 
     async def stats(self, article: Id, at: Optional[Time] = None) -> Optional[ArticleStats]:
         """HOT.STATS on the article's shard."""

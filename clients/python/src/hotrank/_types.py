@@ -18,6 +18,9 @@ Seconds: TypeAlias = Union[timedelta, int, float, str]
 Id: TypeAlias = Union[str, bytes]
 #: What HOT.VIEW did with a view.
 ViewStatus: TypeAlias = Literal["counted", "duplicate", "suspicious", "removed"]
+#: A HOT board's ranking: ``hot`` (gravity of the publish time, the default) or
+#: ``trending`` (each view decayed by its own age, on a board with a trending half-life).
+RankBy: TypeAlias = Literal["hot", "trending"]
 #: A leaderboard period.
 Period: TypeAlias = Literal["day", "week", "month"]
 #: A leaderboard's order: ``desc`` (higher is better, the default) or ``asc``.
@@ -75,8 +78,10 @@ class ArticleStats:
     ``published_at`` and ``last_view`` are unix seconds (``published`` and
     ``last_viewed`` give them as UTC datetimes); ``last_view`` has a one-minute
     grain (a counted view at most 60 s before the latest one); ``score`` is the score at the
-    query time. Fields the server sends that this version does not know are
-    kept in ``extra``.
+    query time. ``trending`` is the trending score at the query time (the decayed sum of
+    the article's counted views since trending started, 0.0 for none) on a board with
+    a trending half-life, None on a board without. Fields the server sends that this
+    version does not know are kept in ``extra``.
     """
 
     article: str
@@ -86,6 +91,7 @@ class ArticleStats:
     published_at: Optional[float]
     score: float
     last_view: Optional[float] = None
+    trending: Optional[float] = None
     extra: Mapping[str, InfoValue] = field(default_factory=dict, hash=False)
 
     @property

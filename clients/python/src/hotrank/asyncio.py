@@ -21,6 +21,7 @@ from ._types import (
     InfoValue,
     Order,
     Period,
+    RankBy,
     Resolution,
     ScoredMember,
     ScoreWithTime,
@@ -158,8 +159,12 @@ class HotBoard(_Board):
         visitor_window_seconds: Optional[Seconds] = None,
         max_articles: Optional[int] = None,
         retention_seconds: Optional[Seconds] = None,
+        trending_half_life: Optional[Seconds] = None,
     ) -> None:
         """HOT.CREATE: stores the board's settings (unset ones take the module's configs).
+
+        ``trending_half_life`` (seconds, a timedelta or ``"6h"``; 60 s to 10 years, 0: none)
+        keeps a trending ranking beside the hot one (``top(by="trending")``).
 
         Raises BoardExistsError if the board has settings already.
         """
@@ -178,8 +183,13 @@ class HotBoard(_Board):
         visitor_window_seconds: Optional[Seconds] = None,
         max_articles: Optional[int] = None,
         retention_seconds: Optional[Seconds] = None,
+        trending_half_life: Optional[Seconds] = None,
     ) -> None:
-        """HOT.ALTER: changes the given settings of the board."""
+        """HOT.ALTER: changes the given settings of the board.
+
+        ``trending_half_life`` adds trending (empty from now), 0 removes it (and its
+        scores); changing one non-zero half-life to another is refused
+        (InvalidArgumentError) while the board has trending data: set 0 first."""
         await self._run(c.hot_create("HOT.ALTER", self.key, _settings(locals())))
 
     async def publish(self, article: Id, published_at: Time) -> bool:
@@ -199,13 +209,20 @@ class HotBoard(_Board):
         """
         return await self._run_many([c.hot_view(self.key, *_view(v)) for v in views])
 
-    async def top(self, limit: int = 20, window: Optional[Seconds] = None, at: Optional[Time] = None) -> List[HotArticle]:
+    async def top(
+        self, limit: int = 20, window: Optional[Seconds] = None, at: Optional[Time] = None, *, by: RankBy = "hot"
+    ) -> List[HotArticle]:
         """HOT.TOP: the ``limit`` (1 … 10000) best articles scored at ``at``, best first.
 
         ``window`` keeps only the articles published in ``[at - window, at]``: seconds, a
         timedelta or a duration such as ``"72h"`` (``90``, ``15m``, ``72h``, ``7d``).
+
+        ``by="trending"`` ranks by trending score instead (HOT.TOP BY trending: each
+        counted view decayed by its own age with the board's trending half-life; ties by
+        article id); InvalidArgumentError on a board without trending. ``by="hot"`` (the
+        default) is the gravity ranking.
         """
-        return await self._run(c.hot_top(self.key, limit, window, at))
+        return await self._run(c.hot_top(self.key, limit, window, at, by))
 
     async def stats(self, article: Id, at: Optional[Time] = None) -> Optional[ArticleStats]:
         """HOT.STATS: the article's counters and score at ``at``; None if unknown."""

@@ -16,6 +16,8 @@ def misuse(r: redis.Redis) -> None:
         pass
     top = board.top()
     top[0].articles  # E: has no attribute "articles"
+    board.top(by="rising")  # E: incompatible type "Literal['rising']"
+    trending: float = board.stats("a1").trending  # E: Item "None" of "ArticleStats | None"
     lb = hotrank.Leaderboard(r, "lb:{x}")
     lb.set("m", 1, best=True) + 1  # E: Unsupported operand types
     written: bool = lb.set("m", 1)  # E: Incompatible types in assignment

@@ -16,16 +16,18 @@ when Redis is unreachable):
   an article on the board, else in the one field ``""``.
 - ``POST /api/articles`` ``{"articleId", "publishedAt"}``: sets the publish time
   (needs ``Authorization: Bearer <token>``).
-- ``GET /api/hot?range=72h&limit=20`` (optional ``board``, ``at``): the hot articles
-  published within ``range``, best first, with score, PV, UV, suspicious,
+- ``GET /api/hot?range=72h&limit=20`` (optional ``board``, ``at``, ``by``): the hot
+  articles published within ``range``, best first, with score, PV, UV, suspicious,
   rateLimited and publish time; cached for ``hot_cache_seconds`` (``computedAt``,
-  ``Cache-Control``, ``ETag``, 304).
+  ``Cache-Control``, ``ETag``, 304). ``by=trending`` lists by trending score instead
+  (a board with a trending half-life; 400 with the module's message on one without).
 - ``POST /api/leaderboards/{board}/scores`` ``{"memberId", "score", "mode"}``: submit a
   score (needs the token); ``mode`` is ``"best"`` (keep the best, the default),
   ``"incr"`` or ``"set"``.
 - ``GET /api/leaderboards/{board}/top?limit=10&offset=0``: the top of a leaderboard.
 - ``GET /api/leaderboards/{board}/members/{member}?n=5``: a member's rank and neighbours.
-- ``GET /api/config``: the boards served and the cache period. ``GET /``: the live page.
+- ``GET /api/config``: the boards served, which of them keep trending, and the cache
+  period. ``GET /``: the live page.
 
 Boards come from an allowlist (``hot_boards`` and ``leaderboards``); any other board
 name is a 404. The ``board`` of ``/api/hot`` and ``/api/views`` defaults to the first
@@ -34,6 +36,7 @@ HOT board. Run it with ``python -m hotrank.service`` (see ``--help``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
@@ -63,6 +66,8 @@ from ._guard import Guard, ViewLimit, bearer, parse_networks, token_refusal
 from ._hot import RATE_LIMITED_OFF_BOARD, RATE_LIMITED_TTL_SECONDS, hot_list, rate_limited_key
 
 MAX_RANGE_SECONDS = 100 * 365 * 86400
+#: The rankings ``GET /api/hot?by=`` takes (HOT.TOP's BY).
+RANKINGS = ("hot", "trending")
 Time = Union[int, float]
 
 
@@ -246,19 +251,43 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.get("/", response_class=HTMLResponse)
     async def page() -> HTMLResponse:
-        """The live page: top 20 hot articles and a leaderboard's top 10, refreshing."""
+        """The live page: top 20 hot and top 20 trending articles and a leaderboard's top 10, refreshing."""
         html = resources.files("hotrank.service").joinpath("page.html").read_text(encoding="utf-8")
         return HTMLResponse(html)
 
-    config_body = orjson.dumps(
-        {"hotBoards": list(settings.hot_boards), "leaderboards": list(settings.leaderboards), "hotCacheSeconds": settings.hot_cache_seconds}
-    )
+    async def trending_boards() -> list[str]:
+        """The served HOT boards that keep a trending ranking, asked now (HOT.ALTER adds
+        or removes trending at any time): a board that exists and answers
+        ``HOT.TOP key BY trending LIMIT 1`` with a list, not the "no trending ranking"
+        error. Two cheap commands in one pipeline per board (HOT.INFO costs far more);
+        a board that cannot be read (Redis down) is left out: the config never fails."""
+
+        async def has_trending(name: str) -> bool:
+            key = boards().hot(name).key
+            try:
+                async with state["redis"].pipeline(transaction=False) as pipe:
+                    pipe.exists(key)
+                    pipe.execute_command("HOT.TOP", key, "BY", "trending", "LIMIT", 1)
+                    exists, top = await pipe.execute(raise_on_error=False)
+            except (redis.exceptions.RedisError, OSError):
+                return False
+            return bool(exists) and not isinstance(exists, Exception) and not isinstance(top, Exception)
+
+        found = await asyncio.gather(*(has_trending(b) for b in settings.hot_boards))
+        return [b for b, on in zip(settings.hot_boards, found) if on]
 
     @app.get("/api/config")
     async def config() -> Response:
-        """The boards this service serves (the first of each is the default) and the
-        hot list's cache period (seconds)."""
-        return Response(config_body, media_type="application/json")
+        """The boards this service serves (the first of each is the default), the HOT
+        boards that keep a trending ranking (``trendingBoards``) and the hot list's cache
+        period (seconds)."""
+        body = {
+            "hotBoards": list(settings.hot_boards),
+            "trendingBoards": await trending_boards(),
+            "leaderboards": list(settings.leaderboards),
+            "hotCacheSeconds": settings.hot_cache_seconds,
+        }
+        return Response(orjson.dumps(body), media_type="application/json")
 
     @app.post("/api/views", openapi_extra={"parameters": VIEW_PARAMETERS})
     async def post_view(request: Request, body: ViewIn) -> Response:
@@ -306,19 +335,23 @@ def create_app(settings: Settings) -> FastAPI:
         limit: int = Query(default=20, ge=1, le=10_000),
         board: Optional[str] = Query(default=None),
         at: Optional[float] = Query(default=None),
+        by: str = Query(default="hot"),
     ) -> Response:
-        """The hot articles published within ``range``, best first, with their counters.
+        """The hot articles published within ``range``, best first, with their counters;
+        ``by=trending`` ranks them by trending score (400 on a board without trending).
 
         Without ``at``, the reply comes from the shared cache (fresh for
         ``hot_cache_seconds``; 0: computed for each request); ``computedAt`` says when
         it was computed, ``Cache-Control: max-age`` how long it stays fresh, and an
         ``If-None-Match`` naming its ``ETag`` gets 304."""
         window = parse_range(range)
+        if by not in RANKINGS:
+            raise HTTPException(400, f"by must be hot or trending, got {by!r}")
         name = settings.hot_boards[0] if board is None else board
         hot = hot_board(name)
 
         async def compute(now: float) -> tuple[bytes, str]:
-            return await hot_list(state["redis"], hot.key, name, window, limit, at, now)
+            return await hot_list(state["redis"], hot.key, name, window, limit, at, now, by)
 
         cache: Optional[HotCache] = state["cache"]
         now = time.time()
@@ -326,7 +359,7 @@ def create_app(settings: Settings) -> FastAPI:
             body, etag = await compute(now)
             entry = Entry(body, etag, now, now)
         else:
-            entry = await cache.get(cache.key(hot.key, window, limit), compute)
+            entry = await cache.get(cache.key(hot.key, window, limit, by), compute)
         max_age = entry.max_age(now)
         headers = {"ETag": entry.etag, "Cache-Control": f"public, max-age={max_age}" if max_age else "no-cache"}
         if matches(if_none_match, entry.etag):

@@ -1,4 +1,4 @@
-"""The seed's cached hot list: one computed reply per (board, range, limit), kept in
+"""The seed's cached hot list: one computed reply per (board, ranking, range, limit), kept in
 Redis for ``seconds`` so every process and worker of the service serves the same
 bytes, and recomputed by one request per key and period.
 
@@ -72,9 +72,10 @@ class HotCache:
         self.inflight: dict[str, asyncio.Future[Entry]] = {}
         self.recomputes = 0
 
-    def key(self, board_key: str, window: int, limit: int) -> str:
-        """The Redis key of one cached list (board key length first: no two boards collide)."""
-        return f"{self.key_prefix}hotrank-service:hot:{len(board_key)}:{board_key}:{window}:{limit}"
+    def key(self, board_key: str, window: int, limit: int, by: str = "hot") -> str:
+        """The Redis key of one cached list (board key length first: no two boards
+        collide; ``by`` is the ranking, ``hot`` or ``trending``)."""
+        return f"{self.key_prefix}hotrank-service:hot:{len(board_key)}:{board_key}:{by}:{window}:{limit}"
 
     async def get(self, key: str, compute: Compute) -> Entry:
         """The fresh entry of ``key``, computing it (once) when there is none.

@@ -32,15 +32,19 @@ def time_json(t: Optional[float]) -> Union[int, float, None]:
     return int(t) if float(t).is_integer() else t
 
 
-async def hot_list(r: Any, hot_key: str, name: str, window: int, limit: int, at: Optional[float], now: float) -> tuple[bytes, str]:
+async def hot_list(
+    r: Any, hot_key: str, name: str, window: int, limit: int, at: Optional[float], now: float, by: str = "hot"
+) -> tuple[bytes, str]:
     """The JSON of ``GET /api/hot`` and its entity tag, in two round trips on ``r``
-    (an asyncio Redis or RedisCluster client, ``decode_responses=True``): HOT.TOP,
+    (an asyncio Redis or RedisCluster client, ``decode_responses=True``): HOT.TOP
+    (``BY trending`` when ``by`` is ``trending``: rows scored by trending score),
     then one pipeline of HOT.STATS of each listed article and the HMGET of their
     rate-limited counts (every key shares the board key's slot). The module has no
     HOT.TOP option that returns the counters with the list. Rows go from the replies
     to JSON with no dataclass in between."""
     at_args: tuple[Any, ...] = ("AT", c.time_arg(at)) if at is not None else ()
-    top = await r.execute_command("HOT.TOP", hot_key, "LIMIT", limit, "WINDOW", window, "WITHSCORES", *at_args)
+    by_args: tuple[Any, ...] = ("BY", "trending") if by == "trending" else ()
+    top = await r.execute_command("HOT.TOP", hot_key, *by_args, "LIMIT", limit, "WINDOW", window, "WITHSCORES", *at_args)
     ids, scores = top[0::2], top[1::2]
     articles = []
     if ids:
@@ -66,7 +70,7 @@ async def hot_list(r: Any, hot_key: str, name: str, window: int, limit: int, at:
                     "publishedAt": time_json(float(published)) if published is not None else None,
                 }
             )
-    payload: dict[str, Any] = {"board": name, "range": window, "articles": articles}
+    payload: dict[str, Any] = {"board": name, "by": by, "range": window, "articles": articles}
     etag = etag_of(orjson.dumps(payload))
     payload["computedAt"] = time_json(round(now, 3))
     return orjson.dumps(payload), etag
