@@ -72,6 +72,15 @@ pub fn layout_name(b: &BoardCtx, write: bool) -> Res<RedisString> {
     Ok(name)
 }
 
+/// Releases every kept name (MODULE UNLOAD).
+pub fn clear() {
+    let old = match CACHE.lock() {
+        Ok(mut c) => std::mem::replace(&mut *c, [const { None }; SLOTS]),
+        Err(e) => std::mem::replace(&mut *e.into_inner(), [const { None }; SLOTS]),
+    };
+    drop(old);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
