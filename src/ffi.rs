@@ -2004,3 +2004,42 @@ pub fn on_role_change(ctx: &Context, hook: fn()) {
         }
     }
 }
+
+/// A string kept from one command to the next (a key name a cache holds),
+/// released when dropped.
+pub struct KeptString(*mut raw::RedisModuleString);
+
+// SAFETY: a module's strings are only touched by the thread that holds the
+// server's lock (the main thread, or a module thread while it holds the
+// lock), one at a time; the holder (a `Mutex`) keeps it so.
+unsafe impl Send for KeptString {}
+
+impl KeptString {
+    /// Keeps `s` (one more reference to the same string; no copy).
+    pub fn keep(s: &RedisString) -> KeptString {
+        // SAFETY: s is a live string; with no context, RetainString only
+        // adds a reference, which this value owns.
+        unsafe {
+            raw::RedisModule_RetainString.expect("RetainString")(std::ptr::null_mut(), s.inner)
+        };
+        KeptString(s.inner)
+    }
+
+    /// The string, as one more reference that the caller owns (released
+    /// when the returned value is dropped).
+    pub fn share(&self) -> RedisString {
+        // SAFETY: self.0 is live while self is; the new reference is owned
+        // by the returned value, whose drop frees it with no context.
+        unsafe {
+            raw::RedisModule_RetainString.expect("RetainString")(std::ptr::null_mut(), self.0)
+        };
+        RedisString::from_redis_module_string(std::ptr::null_mut(), self.0)
+    }
+}
+
+impl Drop for KeptString {
+    fn drop(&mut self) {
+        // SAFETY: the reference taken in `keep`, released once.
+        unsafe { raw::RedisModule_FreeString.expect("FreeString")(std::ptr::null_mut(), self.0) };
+    }
+}

@@ -60,6 +60,12 @@ const fn parse_version_part(s: &str) -> i32 {
 
 static QUIET_DEFRAG: ffi::QuietDefrag = ffi::QuietDefrag;
 
+/// MODULE UNLOAD: releases the strings the module kept across commands.
+fn deinit(_ctx: &Context) -> Status {
+    commands::layout_cache::clear();
+    Status::Ok
+}
+
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
     if let Err(e) = config::apply_module_args(&args) {
@@ -123,6 +129,7 @@ redis_module! {
     // from logging a warning on servers without defrag callbacks.
     data_types: [QUIET_DEFRAG],
     init: init,
+    deinit: deinit,
     // Registered in `init` from the one command table (commands/table.rs).
     commands: [],
     configurations: [

@@ -299,12 +299,7 @@ const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 /// The decimal digits of `n` into `buf`; returns how many. Writes from the
 /// right, two digits per division.
 fn digits(mut n: u64, buf: &mut [u8; 20]) -> usize {
-    let mut len = 1;
-    let mut p = 10u64;
-    while len < 20 && n >= p {
-        len += 1;
-        p = p.wrapping_mul(10);
-    }
+    let len = n.checked_ilog10().map_or(1, |l| l as usize + 1);
     let mut i = len;
     while n >= 100 {
         let r = (n % 100) as usize * 2;

@@ -2,10 +2,15 @@
 //! command: the last layout text parsed is kept with its settings and reused
 //! while the layout key holds the same bytes (`parse_settings_cached`). The
 //! cache is checked against the stored bytes on every command, so it can
-//! never apply one board's layout to another. These tests change what a
-//! board name holds under it, by each way the server has, and check that the
-//! next command uses the new layout: DEL, RENAME, FLUSHALL, SWAPDB, DEBUG
-//! RELOAD, MULTI, a full resync of a replica and a failover.
+//! never apply one board's layout to another. The layout key's *name* is
+//! kept per board across commands (`commands::layout_cache`), and is still
+//! ACL-checked for each caller. These tests change what a board name holds
+//! under it, by each way the server has, and check that the next command
+//! uses the new layout: DEL, RENAME, RANK.DROP and RANK.CREATE, RESTORE, a
+//! Lua script, expiry, eviction, FLUSHALL, SWAPDB, DEBUG RELOAD, MULTI, a
+//! full resync of a replica, a failover, MODULE UNLOAD and LOAD, and more
+//! boards than the name cache holds; and that a restricted user is refused
+//! on the cached path as on the first command.
 //!
 //! The two layouts differ in every way a wrong one would show: `asc` with
 //! scores in -100..=100 and millisecond times, against the default (desc,
@@ -228,4 +233,155 @@ fn full_resync_and_failover_bring_the_masters_layout() {
     is_narrow(rc, "lb:{a}", "on the promoted replica");
     ok(rc, &["RANK.INCR", "lb:{a}", "a", "-5"]);
     assert_eq!(range(rc, "lb:{a}")[..2], ["a", "-4"]);
+}
+
+/// The error of a board whose ZSET is here without its layout key.
+fn is_lost(c: &mut Connection, board: &str, what: &str) {
+    let e = err(c, &["RANK.INCR", board, "z", "5"]);
+    assert!(e.contains("holds a ZSET but no"), "{what}: {e}");
+}
+
+#[test]
+fn rank_drop_then_create_again_with_the_other_layout() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    narrow(c, "lb:{a}");
+    ok(c, &["RANK.DROP", "lb:{a}"]);
+    wide(c, "lb:{a}");
+    is_wide(c, "lb:{a}", "after RANK.DROP and a first write");
+    ok(c, &["RANK.DROP", "lb:{a}"]);
+    narrow(c, "lb:{a}");
+    is_narrow(c, "lb:{a}", "after RANK.DROP and RANK.CREATE");
+}
+
+#[test]
+fn restore_and_a_script_replace_the_layout_key() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    narrow(c, "lb:{a}");
+    wide(c, "lb:{b}");
+    // RESTORE … REPLACE of the wide board's two keys over the narrow one's.
+    let (la, lb) = (layout_key(c, "lb:{a}"), layout_key(c, "lb:{b}"));
+    for (from, to) in [
+        (lb.clone(), la.clone()),
+        (b"lb:{b}".to_vec(), b"lb:{a}".to_vec()),
+    ] {
+        let dump: Vec<u8> = redis::cmd("DUMP").arg(&from).query(c).unwrap();
+        let () = redis::cmd("RESTORE")
+            .arg(&to)
+            .arg(0)
+            .arg(dump)
+            .arg("REPLACE")
+            .query(c)
+            .unwrap();
+    }
+    is_wide(c, "lb:{a}", "after RESTORE");
+    // A script sets the layout key to the narrow text and deletes the ZSET.
+    narrow(c, "lb:{c}");
+    let text: Vec<u8> = redis::cmd("GET")
+        .arg(layout_key(c, "lb:{c}"))
+        .query(c)
+        .unwrap();
+    let n: i64 = redis::cmd("EVAL")
+        .arg("redis.call('SET', KEYS[1], ARGV[1]); return redis.call('DEL', KEYS[2])")
+        .arg(2)
+        .arg(&la)
+        .arg("lb:{a}")
+        .arg(text)
+        .query(c)
+        .unwrap();
+    assert_eq!(n, 1);
+    ok(c, &["RANK.INCR", "lb:{a}", "a", "1"]);
+    is_narrow(c, "lb:{a}", "after the script");
+}
+
+#[test]
+fn expiry_and_eviction_of_the_layout_key_are_seen_at_once() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    narrow(c, "lb:{a}");
+    let lk = layout_key(c, "lb:{a}");
+    let _: i64 = redis::cmd("PEXPIRE").arg(&lk).arg(1).query(c).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    is_lost(c, "lb:{a}", "after the layout key expired");
+
+    // volatile-ttl evicts the one key with an expiry: the layout key.
+    narrow(c, "lb:{b}");
+    let lk = layout_key(c, "lb:{b}");
+    let _: i64 = redis::cmd("PEXPIRE")
+        .arg(&lk)
+        .arg(1_000_000)
+        .query(c)
+        .unwrap();
+    is_narrow(c, "lb:{b}", "with an expiry on the layout key");
+    config_set(c, "maxmemory-policy", "volatile-ttl");
+    config_set(c, "maxmemory", "1");
+    ok(c, &["PING"]);
+    config_set(c, "maxmemory", "0");
+    let n: i64 = redis::cmd("EXISTS").arg(&lk).query(c).unwrap();
+    assert_eq!(n, 0, "the layout key was evicted");
+    is_lost(c, "lb:{b}", "after the layout key was evicted");
+}
+
+#[test]
+fn module_unload_and_load_again_keep_every_layout() {
+    let s = Server::start_with(&["--enable-module-command", "yes"], true);
+    let c = &mut s.conn();
+    narrow(c, "lb:{a}");
+    wide(c, "lb:{b}");
+    ok(c, &["MODULE", "UNLOAD", "hotrank"]);
+    let path = module_path().to_string_lossy().into_owned();
+    ok(c, &["MODULE", "LOAD", &path]);
+    is_narrow(c, "lb:{a}", "after MODULE UNLOAD and LOAD");
+    is_wide(c, "lb:{b}", "after MODULE UNLOAD and LOAD");
+}
+
+#[test]
+fn more_boards_than_the_cache_holds_keep_their_own_layouts() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    let boards: Vec<String> = (0..200).map(|i| format!("lb:{{{i}}}")).collect();
+    for (i, b) in boards.iter().enumerate() {
+        if i % 2 == 0 {
+            narrow(c, b);
+        } else {
+            wide(c, b);
+        }
+    }
+    for (i, b) in boards.iter().enumerate().rev() {
+        if i % 2 == 0 {
+            is_narrow(c, b, b);
+        } else {
+            is_wide(c, b, b);
+        }
+    }
+}
+
+/// The layout key's name comes from the cache once a board was used, and
+/// is still ACL-checked for each caller: a user allowed the board key but
+/// not its layout key is refused on every command, and a change of the
+/// user's rules counts at once.
+#[test]
+fn a_restricted_user_is_checked_on_the_cached_path() {
+    let s = Server::start();
+    let c = &mut s.conn();
+    narrow(c, "lb:{a}");
+    // Only the board key, not the layout key beside it.
+    acl_setuser(c, &["only", "on", ">pw", "+@all", "~lb:{a}"]);
+    let u = &mut s.conn_as("only", "pw");
+    for _ in 0..2 {
+        assert!(err(u, &["RANK.INCR", "lb:{a}", "a", "1"]).starts_with("NOPERM"));
+        assert!(err(u, &["RANK.SCORE", "lb:{a}", "a"]).starts_with("NOPERM"));
+    }
+    // Read access to the layout key: reads pass, writes do not.
+    acl_setuser(c, &["only", "%R~lb:{a}*"]);
+    assert_eq!(ok(u, &["RANK.SCORE", "lb:{a}", "a"]), Value::Int(1));
+    assert!(err(u, &["RANK.INCR", "lb:{a}", "a", "1"]).starts_with("NOPERM"));
+    // Every key of the board: writes pass.
+    acl_setuser(c, &["only", "~lb:{a}*"]);
+    assert_eq!(ok(u, &["RANK.INCR", "lb:{a}", "a", "1"]), Value::Int(2));
+    // And the rights taken back count at the next command.
+    acl_setuser(c, &["only", "resetkeys", "~lb:{a}"]);
+    assert!(err(u, &["RANK.INCR", "lb:{a}", "a", "1"]).starts_with("NOPERM"));
+    assert_eq!(ok(c, &["RANK.SCORE", "lb:{a}", "a"]), Value::Int(2));
 }

@@ -14,6 +14,7 @@ pub mod hot_admin;
 pub mod hot_drop;
 pub mod hot_settings;
 pub mod identity;
+pub mod layout_cache;
 pub mod migration;
 pub mod rank;
 pub mod rank_admin;
@@ -201,7 +202,13 @@ impl Drop for CommandsMode {
 /// or the AOF, where it replaces this server's clock. Returns (write time,
 /// clock), as [`write_time_at`].
 pub fn trailing_at_clock(ctx: &Context, args: &mut Args) -> Res<(i64, i64)> {
-    let o = trailing_options(args, from_master_or_aof(ctx), false)?;
+    trailing_at_clock_replicated(args, from_master_or_aof(ctx))
+}
+
+/// [`trailing_at_clock`] for a handler that already asked
+/// [`from_master_or_aof`] (`replicated`).
+pub fn trailing_at_clock_replicated(args: &mut Args, replicated: bool) -> Res<(i64, i64)> {
+    let o = trailing_options(args, replicated, false)?;
     Ok((o.t, o.now))
 }
 
@@ -517,6 +524,14 @@ impl<'a> BoardCtx<'a> {
         });
         self.acl.check(&name, write)?;
         Ok(name)
+    }
+
+    /// ACL-checks `name`, one of the board's keys, for the caller (`write`:
+    /// write access, else read), as [`BoardCtx::derived`] does. Error:
+    /// `NOPERM …`.
+    pub fn check(&self, name: &RedisString, write: bool) -> Res<()> {
+        self.acl.check(name, write)?;
+        Ok(())
     }
 
     /// The board key's bytes.
