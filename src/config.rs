@@ -84,6 +84,9 @@ pub struct IntConfig {
     pub default: i64,
     pub min: i64,
     pub max: i64,
+    /// Smallest value but 0 (0 for a config whose range is `min..=max`):
+    /// `hotrank.trending-half-life` is 0 (off) or from 60.
+    pub floor: i64,
     value: AtomicI64,
 }
 
@@ -94,8 +97,16 @@ impl IntConfig {
             default: s.default,
             min: s.min,
             max: s.max,
+            floor: 0,
             value: AtomicI64::new(s.default),
         }
+    }
+
+    /// A config that is 0 or from `floor` to the spec's max.
+    const fn with_floor(s: settings::IntSpec, floor: i64) -> Self {
+        let mut c = IntConfig::spec(s);
+        c.floor = floor;
+        c
     }
 
     /// The current value.
@@ -105,7 +116,7 @@ impl IntConfig {
 
     /// Validates and stores a new value. The error names the config and its range.
     pub fn set(&self, v: i64) -> Result<(), String> {
-        if !(self.min..=self.max).contains(&v) {
+        if !(self.min..=self.max).contains(&v) || (v != 0 && v < self.floor) {
             return Err(self.range_error());
         }
         self.value.store(v, Ordering::Relaxed);
@@ -119,6 +130,9 @@ impl IntConfig {
     }
 
     fn range_error(&self) -> String {
+        if self.floor > 0 {
+            return settings::trending_range_error(&format!("hotrank.{}", self.name));
+        }
         format!(
             "hotrank.{} must be an integer in [{}, {}]",
             self.name, self.min, self.max
@@ -162,6 +176,13 @@ pub static MAX_ARTICLES: IntConfig = IntConfig::spec(settings::MAX_ARTICLES);
 /// `hotrank.retention-seconds`: per-article keys of an article not viewed
 /// for this long expire (default 90 days).
 pub static RETENTION_SECONDS: IntConfig = IntConfig::spec(settings::RETENTION_SECONDS);
+/// `hotrank.trending-half-life` (seconds): the half-life of the trending
+/// ranking of boards made from now on; 0 (the default) = none, else 60 to
+/// 315,360,000.
+pub static TRENDING_HALF_LIFE: IntConfig = IntConfig::with_floor(
+    settings::TRENDING_HALF_LIFE,
+    crate::hot::trending::MIN_HALF_LIFE_MS / 1000,
+);
 
 /// Every float config.
 pub static FLOATS: [&FloatConfig; 4] = [&ALPHA, &BETA, &BASE, &GAMMA];
@@ -177,6 +198,14 @@ pub static INTS: [&IntConfig; 6] = [
 ];
 
 /// The formula as configured now.
+/// Every integer config: [`INTS`] (the board settings of [`INT_SPECS`]),
+/// then `hotrank.trending-half-life`.
+///
+/// [`INT_SPECS`]: settings::INT_SPECS
+pub fn all_ints() -> impl Iterator<Item = &'static IntConfig> {
+    INTS.into_iter().chain([&TRENDING_HALF_LIFE])
+}
+
 pub fn formula() -> Formula {
     Formula {
         alpha: ALPHA.value(),
@@ -193,6 +222,8 @@ pub fn board_settings(id: i64) -> BoardSettings {
         id,
         formula: formula(),
         ints: INTS.map(|c| c.value()),
+        trending_ms: TRENDING_HALF_LIFE.value() * 1000,
+        landmark: None,
     }
 }
 
@@ -266,7 +297,7 @@ pub fn set_replicate(raw: &[u8]) -> Result<(), String> {
 pub fn set_by_name(name: &[u8], value: &[u8]) -> Result<(), String> {
     if let Some(c) = FLOATS.iter().find(|c| c.name.as_bytes() == name) {
         c.set_bytes(value)
-    } else if let Some(c) = INTS.iter().find(|c| c.name.as_bytes() == name) {
+    } else if let Some(c) = all_ints().find(|c| c.name.as_bytes() == name) {
         c.set_bytes(value)
     } else if name == b"replicate" {
         set_replicate(value)
@@ -294,13 +325,13 @@ pub fn apply_module_args(args: &[&[u8]]) -> Result<(), String> {
         let what = format!("{} {}", name.escape_ascii(), value.escape_ascii());
         let float = FLOATS.iter().find(|c| c.name.as_bytes() == short);
         let known = float.is_some()
-            || INTS.iter().any(|c| c.name.as_bytes() == short)
+            || all_ints().any(|c| c.name.as_bytes() == short)
             || short == ReplicateConfig::NAME.as_bytes();
         if !known {
             let names: Vec<&str> = FLOATS
                 .iter()
                 .map(|c| c.name)
-                .chain(INTS.iter().map(|c| c.name))
+                .chain(all_ints().map(|c| c.name))
                 .chain([ReplicateConfig::NAME])
                 .collect();
             return Err(format!(
@@ -336,7 +367,7 @@ pub fn info_fields() -> Vec<(String, String)> {
             crate::parse::format_score(c.value()),
         ));
     }
-    for c in INTS {
+    for c in all_ints() {
         out.push((
             format!("config_{}", c.name.replace('-', "_")),
             c.value().to_string(),
@@ -380,7 +411,7 @@ mod tests {
         for c in FLOATS {
             assert!((c.min..=c.max).contains(&c.default), "{}", c.name);
         }
-        for c in INTS {
+        for c in all_ints() {
             assert!((c.min..=c.max).contains(&c.default), "{}", c.name);
         }
         let d = Formula::default();

@@ -194,7 +194,7 @@ const PERIOD: Arg = Arg::new("period", ArgType::Block)
     .with(PERIOD_AGO);
 
 /// The settings of a HOT board (HOT.CREATE, HOT.ALTER), as `src/hot/settings.rs` names them.
-const HOT_SETTINGS: [Arg; 10] = [
+const HOT_SETTINGS: [Arg; 11] = [
     string("alpha")
         .token("ALPHA")
         .summary("weight of a page view, 0 to 1e6 (default hotrank.alpha)"),
@@ -225,6 +225,9 @@ const HOT_SETTINGS: [Arg; 10] = [
     integer("retention").token("RETENTION-SECONDS").summary(
         "an article's counters live this long after its last counted view, 60 to 315360000",
     ),
+    string("duration").token("TRENDING-HALF-LIFE").summary(
+        "half-life of the board's trending ranking: 0 (none, the default hotrank.trending-half-life) or 60 to 315360000 seconds, or with a unit s, m, h or d (6h)",
+    ),
 ];
 
 const fn optional_all<const N: usize>(a: [Arg; N]) -> [Arg; N] {
@@ -237,11 +240,11 @@ const fn optional_all<const N: usize>(a: [Arg; N]) -> [Arg; N] {
     out
 }
 
-const HOT_CREATE_ARGS: [Arg; 11] = {
+const HOT_CREATE_ARGS: [Arg; 12] = {
     let opt = optional_all(HOT_SETTINGS);
-    let mut out = [key(); 11];
+    let mut out = [key(); 12];
     let mut i = 0;
-    while i < 10 {
+    while i < 11 {
         out[i + 1] = opt[i];
         i += 1;
     }
@@ -284,6 +287,16 @@ const RANK_LAYOUT_ARGS: &[Arg] = &[
         .with(PERIODS),
 ];
 
+/// `hot` or `trending`: the ranking HOT.TOP reads.
+const RANKINGS: &[Arg] = &[
+    Arg::new("hot", ArgType::PureToken)
+        .token("hot")
+        .summary("the hot score: page views and visitors decayed by the article's age (the default)"),
+    Arg::new("trending", ArgType::PureToken)
+        .token("trending")
+        .summary("the trending score: each counted view decayed by its own age (a board with TRENDING-HALF-LIFE)"),
+];
+
 /// Every command, in the order of registration.
 pub static COMMANDS: &[Command] = &[
     Command {
@@ -306,11 +319,16 @@ pub static COMMANDS: &[Command] = &[
     },
     Command {
         name: "hot.top",
-        summary: "Returns the hottest articles of a board, ranked by their score at query time.",
+        summary: "Returns the hottest articles of a board, ranked by their hot score at query time, or BY trending by their trending score.",
         since: SINCE,
-        complexity: "O(M*log(N)) where N is the number of articles on the board and M the number examined: the scan stops once no later article can enter the top, usually soon after LIMIT articles; at worst every article on the board or in the WINDOW.",
+        complexity: "O(M*log(N)) where N is the number of articles on the board and M the number examined: the scan stops once no later article can enter the top, usually soon after LIMIT articles; at worst every article on the board or in the WINDOW. BY trending: O(log(N)+M) where M is LIMIT plus the articles tied with the last one or outside the WINDOW.",
         args: &[
             key(),
+            Arg::new("ranking", ArgType::OneOf)
+                .token("BY")
+                .optional()
+                .summary("the ranking to read, default hot")
+                .with(RANKINGS),
             integer("count").token("LIMIT").optional().summary("1 to 10000, default 20"),
             string("duration")
                 .token("WINDOW")
@@ -322,21 +340,21 @@ pub static COMMANDS: &[Command] = &[
     },
     Command {
         name: "hot.create",
-        summary: "Creates a hot-articles board with its own settings (formula, dedup window, visitor limit, size, retention); settings not given take the hotrank.* configs.",
+        summary: "Creates a hot-articles board with its own settings (formula, dedup window, visitor limit, size, retention, trending half-life); settings not given take the hotrank.* configs.",
         since: SINCE,
         complexity: "O(1)",
         args: &HOT_CREATE_ARGS,
     },
     Command {
         name: "hot.alter",
-        summary: "Changes settings of a hot-articles board, all or none; a new formula rescores every article on the board.",
+        summary: "Changes settings of a hot-articles board, all or none; a new formula rescores every article on the board; TRENDING-HALF-LIFE adds, removes (0) or, while it is empty, changes the trending ranking.",
         since: SINCE,
-        complexity: "O(1), or O(N*log(N)) when the formula changes, where N is the number of articles on the board.",
+        complexity: "O(1), or O(N*log(N)) when the formula changes, where N is the number of articles on the board; O(T) when TRENDING-HALF-LIFE 0 deletes a trending ranking of T articles.",
         args: &HOT_ALTER_ARGS,
     },
     Command {
         name: "hot.stats",
-        summary: "Returns an article's page views, unique visitors, suspicious views, publish time and score.",
+        summary: "Returns an article's page views, unique visitors, suspicious views, publish time and score, and its trending score on a board with trending.",
         since: SINCE,
         complexity: "O(1)",
         args: &[key(), string("article"), AT],
@@ -499,7 +517,7 @@ pub static COMMANDS: &[Command] = &[
     },
     Command {
         name: "hot.info",
-        summary: "Returns a hot-articles board's settings, article counts, number of keys, memory in bytes and replication mode.",
+        summary: "Returns a hot-articles board's settings (with its trending half-life, landmark and size), article counts, number of keys, memory in bytes and replication mode.",
         since: SINCE,
         complexity: "O(S) where S is the number of dedup shards (hotrank.dedup-shards): article keys are counted on up to 1000 articles and measured on up to 32.",
         args: &[key()],

@@ -48,6 +48,9 @@ pub enum Kind {
     /// it was first seen. HOT.EXPORT's cursor, HOT.DROP's list of article
     /// keys, HOT.INFO's `articles_tracked`.
     Index,
+    /// HOT board's trending ranking (ZSET article → stored forward-decay
+    /// sum, see `hot::trending`): only on a board that keeps one.
+    Trending,
     /// HOT board epoch (string: the epoch number, an integer ≥ 1): exists
     /// once a board of this name was dropped by HOT.DROP. The HOT keys of a
     /// board of epoch `e` ≥ 1 are named with `~<e>:` before their kind
@@ -80,6 +83,7 @@ impl Kind {
             Kind::Period => b"period",
             Kind::Removed => b"rm",
             Kind::Index => b"ix",
+            Kind::Trending => b"tr",
             Kind::Epoch => b"ep",
         }
     }
@@ -293,6 +297,8 @@ mod tests {
         assert_eq!(out, b"hot:{n}\0pv:a1");
         derived_epoch_into(&mut out, b"hot:{n}", 5, Kind::Epoch, &[]);
         assert_eq!(out, b"hot:{n}\0ep");
+        derived_epoch_into(&mut out, b"hot:{n}", 2, Kind::Trending, &[]);
+        assert_eq!(out, b"hot:{n}\0~2:tr");
     }
 
     #[test]
@@ -375,6 +381,7 @@ mod tests {
             Just(Kind::Period),
             Just(Kind::Removed),
             Just(Kind::Index),
+            Just(Kind::Trending),
             Just(Kind::Epoch)
         ]
     }
@@ -388,7 +395,12 @@ mod tests {
 
     fn parts_for(kind: Kind) -> impl Strategy<Value = Vec<Vec<u8>>> {
         let n = match kind {
-            Kind::HotBoard | Kind::Layout | Kind::PubIndex | Kind::Index | Kind::Epoch => 0,
+            Kind::HotBoard
+            | Kind::Layout
+            | Kind::PubIndex
+            | Kind::Index
+            | Kind::Trending
+            | Kind::Epoch => 0,
             Kind::VisitorViews => 2,
             _ => 1,
         };

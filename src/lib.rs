@@ -133,6 +133,7 @@ redis_module! {
             [config::VISITOR_WINDOW_SECONDS.name, &config::VISITOR_WINDOW_SECONDS, config::VISITOR_WINDOW_SECONDS.default, config::VISITOR_WINDOW_SECONDS.min, config::VISITOR_WINDOW_SECONDS.max, ConfigurationFlags::DEFAULT, None],
             [config::MAX_ARTICLES.name, &config::MAX_ARTICLES, config::MAX_ARTICLES.default, config::MAX_ARTICLES.min, config::MAX_ARTICLES.max, ConfigurationFlags::DEFAULT, None],
             [config::RETENTION_SECONDS.name, &config::RETENTION_SECONDS, config::RETENTION_SECONDS.default, config::RETENTION_SECONDS.min, config::RETENTION_SECONDS.max, ConfigurationFlags::DEFAULT, None],
+            [config::TRENDING_HALF_LIFE.name, &config::TRENDING_HALF_LIFE, config::TRENDING_HALF_LIFE.default, config::TRENDING_HALF_LIFE.min, config::TRENDING_HALF_LIFE.max, ConfigurationFlags::DEFAULT, None],
         ],
         string: [
             [config::ALPHA.name, &config::ALPHA, config::ALPHA.default_text(), ConfigurationFlags::DEFAULT, None],

@@ -630,6 +630,7 @@ fn parser_keywords_match_the_documented_tokens() {
                 "VISITOR-WINDOW-SECONDS",
                 "MAX-ARTICLES",
                 "RETENTION-SECONDS",
+                "TRENDING-HALF-LIFE",
             ]
             .map(String::from),
         );

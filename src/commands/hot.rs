@@ -2,6 +2,7 @@
 //! HOT.VIEW does on the way (trimming to `max-articles`, forgetting expired
 //! articles).
 
+use super::article::{article_counts_whole, facts, Facts};
 use super::board::{
     board_record, check_hot_board, hset_effect, note_board_write, published_at, read_settings,
     refresh_retention, uv_of, BoardState,
@@ -20,55 +21,6 @@ use redis_module::{Context, RedisString, RedisValue};
 
 /// Most results one HOT.TOP may return.
 pub const MAX_LIMIT: i64 = 10_000;
-
-/// What HOT.TOP needs of an article.
-pub(super) struct Facts {
-    pub pv: i64,
-    pub uv: i64,
-    pub published: Option<i64>,
-}
-
-/// An article's PV (its counter), UV (its HyperLogLog) and publish time
-/// (its meta hash): the one source of each. `None` for an unknown article
-/// (no PV and no publish time).
-///
-/// The counts are one state only while all three keys live: a counted
-/// view writes them together and retention expires them together, so an
-/// article missing one of them lost it to eviction (docs/eviction.md).
-/// Its PV and UV then read as 0, as an article whose counters retention
-/// forgot (its publish time stays when its meta hash does), never as a
-/// count mixed from two lives; its next counted view starts them afresh
-/// ([`article_counts_whole`]).
-pub(super) fn facts(b: &BoardCtx, article: &[u8]) -> Res<Option<Facts>> {
-    let (_, meta) = b.open_derived(Kind::Meta, &[article], KeyKind::Hash, false)?;
-    let published = published_at(&meta)?;
-    let (_, pv_h) = b.open_derived(Kind::Pv, &[article], KeyKind::String, false)?;
-    if pv_h.kind() == KeyKind::Empty && published.is_none() {
-        return Ok(None);
-    }
-    let (_, uv_h) = b.open_derived(Kind::Uv, &[article], KeyKind::String, false)?;
-    // Each is checked even when not whole: a value hotrank did not write
-    // is refused, as a view would refuse it.
-    let (pv, uv) = (counter_of(&pv_h)?, uv_of(&uv_h)?);
-    let (pv, uv) = if article_counts_whole(&pv_h, &uv_h, published) {
-        (pv, uv)
-    } else {
-        (0, 0)
-    };
-    if pv == 0 && published.is_none() {
-        return Ok(None);
-    }
-    Ok(Some(Facts { pv, uv, published }))
-}
-
-/// Whether an article's counts are whole: its PV counter, its HyperLogLog
-/// and its publish time all exist. Only eviction separates them (see
-/// [`facts`]); an article that has none of the counters is whole too
-/// (never viewed, or forgotten).
-pub(super) fn article_counts_whole(pv: &ffi::Key, uv: &ffi::Key, published: Option<i64>) -> bool {
-    let (has_pv, has_uv) = (pv.kind() != KeyKind::Empty, uv.kind() != KeyKind::Empty);
-    (has_pv && has_uv && published.is_some()) || (!has_pv && !has_uv)
-}
 
 /// `HOT.PUBLISH K article published_at` → 1 if the publish time is new, 0 if updated.
 /// In `commands` mode it replicates as `HOT.PUBLISH K article ms CLOCK now`.
@@ -172,11 +124,22 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
 
 /// Removes articles whose counters retention has expired from the board and
 /// its index and drops what is left of their counters, a batch of up to 256
-/// per command (one ZREM for the board, one for the index, one DEL for all
+/// per command (one ZREM for the board, one for the index, one for the
+/// trending ZSET when the board keeps one (`trending`), one DEL for all
 /// counters). Their meta hashes (publish time) stay until retention expires
 /// them, so an article that comes back keeps its age. Every key is
 /// ACL-checked before the first write.
-fn forget<A: AsRef<[u8]>>(b: &BoardCtx, pubidx: &RedisString, articles: &[A]) -> Res<()> {
+fn forget<A: AsRef<[u8]>>(
+    b: &BoardCtx,
+    pubidx: &RedisString,
+    trending: bool,
+    articles: &[A],
+) -> Res<()> {
+    let tr = if trending {
+        Some(super::trending::open(b, true)?.0)
+    } else {
+        None
+    };
     for batch in articles.chunks(256) {
         let mut counters = Vec::with_capacity(3 * batch.len());
         for a in batch {
@@ -186,7 +149,10 @@ fn forget<A: AsRef<[u8]>>(b: &BoardCtx, pubidx: &RedisString, articles: &[A]) ->
             }
         }
         let members: Vec<&[u8]> = batch.iter().map(|a| a.as_ref()).collect();
-        for zset in [b.key, pubidx] {
+        for zset in [Some(b.key), Some(pubidx), tr.as_ref()]
+            .into_iter()
+            .flatten()
+        {
             let mut h = b.open(zset, KeyKind::ZSet, true)?;
             b.zrem(zset, &mut h, &members);
         }
@@ -250,13 +216,17 @@ pub(super) fn upkeep(
     card: i64,
 ) -> Res<()> {
     for article in expired {
-        forget(b, pubidx, &[article.as_slice()])?;
+        forget(b, pubidx, s.trending(), &[article.as_slice()])?;
         stats::add(&stats::ARTICLES_SWEPT, 1);
     }
     // The view's clock and the board's size (upkeep runs only where the
     // view came from a client; a replica gets its effects).
     let seed = (now as u64) ^ (card as u64).rotate_left(32);
     super::hot_admin::sweep_index(b, seed)?;
+    let trimmed = super::trending::trim(b, s)?;
+    if trimmed > 0 {
+        stats::add(&stats::TRIMS, 1);
+    }
     let max = s.max_articles();
     if max <= 0 {
         return Ok(());
@@ -409,14 +379,31 @@ fn select_in_window(
     })
 }
 
-/// `HOT.TOP K [LIMIT n] [WINDOW w] [WITHSCORES] [AT t]`.
+/// `HOT.TOP K [BY hot|trending] [LIMIT n] [WINDOW w] [WITHSCORES] [AT t]`:
+/// `BY hot` (the default) ranks by the hot score at `t`, `BY trending` by
+/// the trending score at `t` ([`super::trending::top`]; error on a board
+/// without trending).
 pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
-    let mut args = Args::new(argv, 2, 9)?;
+    let mut args = Args::new(argv, 2, 11)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
     b.load_epoch(false)?;
     let (mut limit, mut window, mut withscores, mut at) = (20i64, None, false, None);
+    let mut by_trending = false;
     while let Some(opt) = args.next() {
         match opt.to_ascii_uppercase().as_slice() {
+            b"BY" => {
+                let v = args.value_of("BY")?;
+                by_trending = match v.to_ascii_lowercase().as_slice() {
+                    b"hot" => false,
+                    b"trending" => true,
+                    _ => {
+                        return Err(Fail::Msg(format!(
+                            "ERR BY must be hot or trending, not '{}'",
+                            v.escape_ascii()
+                        )))
+                    }
+                };
+            }
             b"LIMIT" => limit = parse_count("LIMIT", args.value_of("LIMIT")?, MAX_LIMIT)?,
             b"WINDOW" => window = Some(parse_duration_ms("WINDOW", args.value_of("WINDOW")?)?),
             b"WITHSCORES" => withscores = true,
@@ -427,6 +414,14 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let q = at.unwrap_or_else(ffi::now_ms);
     stats::add(&stats::TOP_CALLS, 1);
     let board_h = b.open_board(false)?;
+    if by_trending {
+        let (rec, _) = read_settings(&b)?;
+        let own = rec.and_then(|r| r.settings);
+        if rec.is_some() && !own.is_some_and(|s| s.trending()) {
+            check_hot_board(&b, &board_h, true)?;
+            return Err(super::trending::no_trending());
+        }
+    }
     if board_h.kind() == KeyKind::Empty {
         return Ok(RedisValue::Array(vec![]));
     }
@@ -434,12 +429,19 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let (rec, settings) = read_settings(&b)?;
     check_hot_board(&b, &board_h, rec.is_some())?;
     drop(board_h);
-    let f = settings.formula;
-    let prune = prune_ok(&b, &f, q, at.is_none())?;
     let n = limit as usize;
-    let (best, examined) = match window {
-        None => select(&b, &f, q, n, None, prune, None)?.unwrap_or_default(),
-        Some(w) => select_in_window(&b, &f, q, n, w, prune)?,
+    let (best, examined) = if by_trending {
+        match rec.and_then(|r| r.settings).filter(|s| s.trending()) {
+            Some(s) => super::trending::top(&b, &s, q, n, window)?,
+            None => return Err(super::trending::no_trending()),
+        }
+    } else {
+        let f = settings.formula;
+        let prune = prune_ok(&b, &f, q, at.is_none())?;
+        match window {
+            None => select(&b, &f, q, n, None, prune, None)?.unwrap_or_default(),
+            Some(w) => select_in_window(&b, &f, q, n, w, prune)?,
+        }
     };
     stats::add(&stats::TOP_EXAMINED, examined);
     let mut out = Vec::with_capacity(best.len() * 2);
@@ -452,7 +454,9 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     Ok(RedisValue::Array(out))
 }
 
-/// `HOT.STATS K article [AT t]` → pv, uv, suspicious, published_at, score (nil if unknown).
+/// `HOT.STATS K article [AT t]` → pv, uv, suspicious, published_at, score,
+/// and on a board that keeps trending `trending` (its trending score at
+/// `t`); nil if unknown.
 pub(super) fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 5)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
@@ -481,18 +485,20 @@ pub(super) fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
         Some(p) if a.pv > 0 => settings.formula.score(a.pv, a.uv, p, q),
         _ => 0.0,
     };
-    Ok(ffi::reply_map(
-        ctx,
-        vec![
-            ("pv", RedisValue::Integer(a.pv)),
-            ("uv", RedisValue::Integer(a.uv)),
-            ("suspicious", RedisValue::Integer(suspicious)),
-            (
-                "published_at",
-                a.published
-                    .map_or(RedisValue::Null, |p| bulk(format_time_ms(p))),
-            ),
-            ("score", bulk(format_score(score))),
-        ],
-    ))
+    let mut fields = vec![
+        ("pv", RedisValue::Integer(a.pv)),
+        ("uv", RedisValue::Integer(a.uv)),
+        ("suspicious", RedisValue::Integer(suspicious)),
+        (
+            "published_at",
+            a.published
+                .map_or(RedisValue::Null, |p| bulk(format_time_ms(p))),
+        ),
+        ("score", bulk(format_score(score))),
+    ];
+    if let Some(s) = rec.and_then(|r| r.settings).filter(|s| s.trending()) {
+        let t = super::trending::score_of(&b, &s, article, q)?;
+        fields.push(("trending", bulk(format_score(t))));
+    }
+    Ok(ffi::reply_map(ctx, fields))
 }

@@ -8,9 +8,9 @@
 //! article keeps its place whatever happens to the board's scores), what
 //! HOT.DROP deletes article keys from, and what HOT.INFO counts.
 
+use super::article::facts;
 use super::board::settings_of;
 use super::board::{board_record, check_hot_board, dedup_name, published_and_last_view};
-use super::hot::facts;
 use super::{bulk, counter_of, effect, zadd_effect, Args, BoardCtx, Fail, Res};
 use crate::config;
 use crate::ffi::{self, Event, KeyKind};
@@ -99,6 +99,7 @@ pub(super) fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     check_hot_board(&b, &board_h, record.is_some())?;
     let mut pub_h = b.open(&pubidx, KeyKind::ZSet, true)?;
     let mut ix_h = b.open(&ix, KeyKind::ZSet, true)?;
+    let (tr, mut tr_h) = super::trending::open(&b, true)?;
     let mut per_article = Vec::with_capacity(articles.len());
     for a in &articles {
         let mut k = ArticleKeys {
@@ -142,6 +143,7 @@ pub(super) fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
     b.zrem(b.key, &mut board_h, &members);
     b.zrem(&pubidx, &mut pub_h, &members);
+    b.zrem(&tr, &mut tr_h, &members);
     Ok(RedisValue::Integer(removed))
 }
 
@@ -215,12 +217,8 @@ pub const EXPORT_MAX_COUNT: i64 = 10_000;
 /// One HOT.EXPORT row: `[article, [pv, …, score, …, last_view, …]]`, or
 /// `None` when the article holds no counters and no meta (only a takedown
 /// tombstone, or an index entry whose keys retention expired).
-fn export_row(
-    b: &BoardCtx,
-    article: &[u8],
-    q: i64,
-    f: &crate::hot::Formula,
-) -> Res<Option<RedisValue>> {
+fn export_row(b: &BoardCtx, article: &[u8], q: i64, s: &BoardSettings) -> Res<Option<RedisValue>> {
+    let f = &s.formula;
     let (_, meta) = b.open_derived(Kind::Meta, &[article], KeyKind::Hash, false)?;
     let (published, last_view) = published_and_last_view(&meta)?;
     let (_, sus_h) = b.open_derived(Kind::Suspicious, &[article], KeyKind::String, false)?;
@@ -237,7 +235,7 @@ fn export_row(
         _ => 0.0,
     };
     let time = |t: Option<i64>| t.map_or(RedisValue::Null, |t| bulk(format_time_ms(t)));
-    let fields = vec![
+    let mut fields = vec![
         bulk("pv"),
         RedisValue::Integer(pv),
         bulk("uv"),
@@ -248,9 +246,12 @@ fn export_row(
         time(published),
         bulk("score"),
         bulk(format_score(score)),
-        bulk("last_view"),
-        time(last_view),
     ];
+    if s.trending() {
+        let t = super::trending::score_of(b, s, article, q)?;
+        fields.extend([bulk("trending"), bulk(format_score(t))]);
+    }
+    fields.extend([bulk("last_view"), time(last_view)]);
     Ok(Some(RedisValue::Array(vec![
         bulk(article),
         RedisValue::Array(fields),
@@ -264,7 +265,8 @@ fn export_row(
 /// cursor is `0` when the walk is done. One call walks up to `n` entries
 /// (default 10, 1 to [`EXPORT_MAX_COUNT`]) and may return fewer rows (an
 /// entry without counters or meta is skipped). Fields as HOT.STATS (pv, uv,
-/// suspicious, published_at, score at `t`, the server clock by default) plus `last_view`
+/// suspicious, published_at, score at `t`, the server clock by default,
+/// and `trending` at `t` on a board that keeps trending) plus `last_view`
 /// (unix seconds of the last counted view, nil if none recorded). An
 /// article keeps its sequence number while it lives, so every article
 /// present for the whole walk is returned at least once, whatever views,
@@ -291,7 +293,11 @@ pub(super) fn export_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
     let record = board_record(&hb, &hb_h)?;
     check_hot_board(&b, &board, record.is_some())?;
     let (ix, _) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, false)?;
-    let (q, f) = (at.unwrap_or_else(ffi::now_ms), settings_of(record).formula);
+    let (q, mut s) = (at.unwrap_or_else(ffi::now_ms), settings_of(record));
+    if record.and_then(|r| r.settings).is_none() {
+        // Trending is the board's own: a board without settings keeps none.
+        s.trending_ms = 0;
+    }
     let mut rows = Vec::new();
     let mut next = 0i64;
     if let Some(iter) = b.walk(
@@ -305,7 +311,7 @@ pub(super) fn export_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
                 next = seq as i64;
                 break;
             }
-            if let Some(row) = export_row(&b, article.as_slice(), q, &f)? {
+            if let Some(row) = export_row(&b, article.as_slice(), q, &s)? {
                 rows.push(row);
             }
         }
@@ -329,6 +335,24 @@ fn board_settings(settings: &BoardSettings) -> Vec<(&'static str, RedisValue)> {
         out.push((name, RedisValue::Integer(v)));
     }
     out
+}
+
+/// HOT.INFO's trending fields: `trending-half-life` (seconds, 0 when the
+/// board keeps no trending ranking) and, when it does, `trending-landmark`
+/// (unix seconds, 0 before the first counted view) and `trending-articles`
+/// (articles in the trending ZSET).
+fn trending_fields(b: &BoardCtx, settings: &BoardSettings) -> Res<Vec<(&'static str, RedisValue)>> {
+    let mut out = vec![(
+        "trending-half-life",
+        RedisValue::Integer(settings.trending_ms / 1000),
+    )];
+    if settings.trending() {
+        let (_, h) = super::trending::open(b, false)?;
+        let l = settings.landmark.map_or(0, |l| l.div_euclid(1000));
+        out.push(("trending-landmark", RedisValue::Integer(l)));
+        out.push(("trending-articles", RedisValue::Integer(h.len() as i64)));
+    }
+    Ok(out)
 }
 
 /// HOT.INFO's and RANK.INFO's last fields: `eviction_unsafe` (1 when the
@@ -415,12 +439,13 @@ pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let settings = settings_of(record);
     let (pubidx, _) = b.open_derived(Kind::PubIndex, &[], KeyKind::ZSet, false)?;
     let (ix, ix_h) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, false)?;
+    let tr = b.derived(Kind::Trending, &[], false)?;
     let on_board = board.len() as i64;
     let tracked = ix_h.len() as i64;
     drop((board, hb_h, ix_h));
     let mut keys = 0i64;
     let mut memory = 0i64;
-    for name in [b.key, &hb, &pubidx, &ix] {
+    for name in [b.key, &hb, &pubidx, &ix, &tr] {
         if b.exists(name)? {
             keys += 1;
             memory += memory_usage(&b, name);
@@ -469,6 +494,7 @@ pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
         "sampled"
     };
     let mut out = board_settings(&settings);
+    out.extend(trending_fields(&b, &settings)?);
     out.extend([
         ("articles", RedisValue::Integer(on_board)),
         ("articles_tracked", RedisValue::Integer(tracked)),

@@ -2,8 +2,8 @@
 //! blocking the server on a large board.
 //!
 //! How (issue 22): the command itself deletes the board's own keys (the
-//! board ZSET, freed in the background as UNLINK does, the board record and
-//! the publish index) and moves the board to a new **epoch**: the epoch key
+//! board ZSET, freed in the background as UNLINK does, the board record,
+//! the publish index and the trending ZSET) and moves the board to a new **epoch**: the epoch key
 //! `K\0ep` holds `e + 1`, and every HOT key of epoch `e + 1` has another
 //! name (`K\0~<e+1>:pv:…`, see [`crate::keys::derived_epoch_into`]). So a
 //! new board under the same name starts at once with nothing: no dedup
@@ -124,10 +124,12 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let hb = b.derived(Kind::HotBoard, &[], true)?;
     let pubidx = b.derived(Kind::PubIndex, &[], true)?;
     let ix = b.derived(Kind::Index, &[], true)?;
+    let tr = b.derived(Kind::Trending, &[], true)?;
     let mut board_h = b.open_board(true)?;
     let mut hb_h = b.open(&hb, KeyKind::String, true)?;
     let record = board_record(&hb, &hb_h)?;
     check_hot_board(&b, &board_h, record.is_some())?;
+    let mut tr_h = b.open(&tr, KeyKind::ZSet, true)?;
     let guard = guard_ms(record.and_then(|r| r.settings).as_ref());
     let mut pub_h = b.open(&pubidx, KeyKind::ZSet, true)?;
     let ix_h = b.open(&ix, KeyKind::ZSet, true)?;
@@ -146,7 +148,7 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     // resolved to another epoch.
     let mut other_own = Vec::new();
     if stored != e {
-        for kind in [Kind::HotBoard, Kind::PubIndex] {
+        for kind in [Kind::HotBoard, Kind::PubIndex, Kind::Trending] {
             let name = b.derived_at(stored, kind, &[], true)?;
             if b.exists(&name)? {
                 other_own.push(name);
@@ -154,7 +156,7 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
         }
     }
     let article_keys = count_article_keys(&b, &ix, tracked)?;
-    let own = [&board_h, &hb_h, &pub_h]
+    let own = [&board_h, &hb_h, &pub_h, &tr_h]
         .iter()
         .filter(|h| h.kind() != KeyKind::Empty)
         .count() as i64
@@ -169,6 +171,7 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
             (b.key, &mut board_h),
             (&hb, &mut hb_h),
             (&pubidx, &mut pub_h),
+            (&tr, &mut tr_h),
         ],
         true,
     );
@@ -303,7 +306,7 @@ fn step(ctx: &Context, job: &Job) -> Res<bool> {
         .iter()
         .any(|j| j.db == job.db && j.board == job.board && j.epoch != job.epoch);
     let live = b.exists(&key)?
-        || [Kind::HotBoard, Kind::PubIndex, Kind::Index]
+        || [Kind::HotBoard, Kind::PubIndex, Kind::Index, Kind::Trending]
             .iter()
             .map(|k| cur.derived(*k, &[], false))
             .collect::<Res<Vec<_>>>()?

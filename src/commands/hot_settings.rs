@@ -1,8 +1,8 @@
 //! `HOT.CREATE` and `HOT.ALTER`: a HOT board's settings (see
 //! [`crate::hot::settings`]), stored in its record.
 
+use super::article::facts;
 use super::board::{board_record, check_hot_board, write_record};
-use super::hot::facts;
 use super::{zadd_effect, Args, BoardCtx, CommandsMode, Fail, Res};
 use crate::hot::record::{BoardRecord, Scored};
 use crate::hot::settings::{BoardSettings, SettingError};
@@ -133,6 +133,14 @@ pub(super) fn alter_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
     let had = old.settings;
     let mut s = had.unwrap_or_else(|| config::board_settings(0));
     s.apply(&pairs).map_err(setting_error)?;
+    // Trending: a half-life changes only while the ranking is empty, and
+    // a change (to 0, or from 0) starts it afresh.
+    let (tr, mut tr_h) = super::trending::open(&b, true)?;
+    let old_ms = had.map_or(0, |h| h.trending_ms);
+    let before = had.unwrap_or_default();
+    if let Some(msg) = before.trending_change_error(&s, tr_h.len() > 0) {
+        return Err(Fail::Msg(format!("ERR {msg}")));
+    }
     let mut new = BoardRecord {
         settings: Some(s),
         ..old
@@ -145,6 +153,9 @@ pub(super) fn alter_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
         new.scored = Scored::By(s.formula.fingerprint());
     }
     b.claim_epoch()?;
+    if old_ms != s.trending_ms && tr_h.kind() != KeyKind::Empty {
+        b.delete_open(&mut [(&tr, &mut tr_h)], false);
+    }
     write_scores(&b, &mut board, &rescored)?;
     if stored != Some(new) {
         write_record(ctx, &hb, &mut hb_h, &new)?;
@@ -232,12 +243,18 @@ pub(super) fn repair_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
         ));
     }
     let rescored = rescore_all(&b, &s, now)?;
+    // The trending sums are meaningless without the landmark the lost
+    // record held: the ranking starts afresh.
+    let (tr, mut tr_h) = super::trending::open(&b, true)?;
     let record = BoardRecord {
         max_view_at: view_bound(&s, now),
         scored: Scored::By(s.formula.fingerprint()),
         settings: Some(s),
     };
     b.claim_epoch()?;
+    if tr_h.kind() != KeyKind::Empty {
+        b.delete_open(&mut [(&tr, &mut tr_h)], false);
+    }
     write_scores(&b, &mut board, &rescored)?;
     write_record(ctx, &hb, &mut hb_h, &record)?;
     replicate_settings(ctx, c"HOT.REPAIR", b.key, &s, true, Some(now));

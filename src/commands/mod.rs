@@ -6,6 +6,7 @@
 //! internal command, so SLOWLOG and `INFO commandstats` show only what
 //! clients sent).
 
+pub mod article;
 pub mod board;
 pub mod boards;
 pub mod hot;
@@ -19,6 +20,7 @@ pub mod rank_admin;
 pub mod rank_repl;
 pub mod register;
 pub mod table;
+pub mod trending;
 pub mod view;
 pub mod zread;
 

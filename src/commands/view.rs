@@ -6,11 +6,12 @@
 //! - **write** ([`write`]): apply the plan by DMA and replicate each change as
 //!   the exact command that makes it (effects replication), then board upkeep.
 
+use super::article::article_counts_whole;
 use super::board::{
     dedup_name, expire_effect, hset_effect, not_ours, open_hll, overflow, published_and_last_view,
     refresh_retention, uv_of, view_error, write_record, BoardState, LAST_VIEW, PUBLISHED_AT,
 };
-use super::hot::{article_counts_whole, expired_fronts, upkeep};
+use super::hot::{expired_fronts, upkeep};
 use super::hot_admin::index_add;
 use super::{bulk, counter_of, effect, trailing_at_clock_sparse, zadd_effect};
 use super::{Args, BoardCtx, CommandsMode, Res};
@@ -260,6 +261,8 @@ struct ViewHandles {
     ix: Option<(RedisString, ffi::Key)>,
     /// The own generation's dedup shard (written by a counted view).
     dedup: Option<ffi::Key>,
+    /// The trending ZSET, open on a board that keeps one.
+    trending: Option<(RedisString, ffi::Key)>,
     /// Whether the article is on the board before this view.
     on_board: bool,
     record: crate::hot::record::BoardRecord,
@@ -322,6 +325,11 @@ fn read(
     };
     let visitor_views = vv.as_ref().map(counter_of).transpose()?;
     let (duplicate, dedup) = read_dedup(b, k, r)?;
+    let trending = if st.settings.trending() {
+        Some(super::trending::open(b, true)?)
+    } else {
+        None
+    };
     Ok(ViewHandles {
         board,
         hb,
@@ -332,6 +340,7 @@ fn read(
         vv,
         ix,
         dedup,
+        trending,
         on_board,
         record,
         published,
@@ -544,6 +553,10 @@ fn write_board(
     }
     h.board.zset_add(score, r.article)?;
     zadd_effect(ctx, b.key, score_text, r.article);
+    if let (Some(step), Some((name, th))) = (&c.trend, &mut h.trending) {
+        let first = h.record.settings.is_none_or(|s| s.landmark.is_none());
+        super::trending::apply_step(b, name, th, r.article, step, first)?;
+    }
     if let Some((name, p)) = &mut h.pubidx {
         p.zset_add(c.published as f64, r.article)?;
         zadd_effect(ctx, name, &ScoreText::new(c.published as f64), r.article);

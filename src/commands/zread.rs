@@ -50,7 +50,7 @@ fn bound_text(b: Bound) -> String {
 pub type Members = Vec<(RedisString, f64)>;
 
 /// The whole score range.
-const ALL: (Bound, Bound) = (
+pub const ALL: (Bound, Bound) = (
     Bound {
         score: f64::NEG_INFINITY,
         excluded: false,

@@ -6,6 +6,7 @@ pub mod dedup;
 pub mod hll;
 pub mod record;
 pub mod settings;
+pub mod trending;
 pub mod view;
 
 use crate::detmath;

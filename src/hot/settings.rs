@@ -11,7 +11,10 @@
 //! `id=<id> alpha=<a> beta=<b> base=<h> gamma=<g> dedup-seconds=<s>
 //! dedup-shards=<n> visitor-max-views=<n> visitor-window-seconds=<s>
 //! max-articles=<n> retention-seconds=<s>`, space separated, every field
-//! present, in that order.
+//! present, in that order; then, only on a board that keeps a trending
+//! ranking ([`super::trending`]), `trending-half-life-ms=<ms>` and, once
+//! the board has a landmark, `trending-landmark=<ms>`. A board without
+//! trending has the text it had before trending existed.
 
 use super::{Formula, ALPHA_RANGE, BASE_RANGE, BETA_RANGE, GAMMA_RANGE};
 use crate::parse::{format_score, parse_finite_f64, parse_i64};
@@ -72,6 +75,17 @@ pub const RETENTION_SECONDS: IntSpec = IntSpec {
     max: 315_360_000,
 };
 
+/// `trending-half-life`: the half-life (seconds) of the board's trending
+/// ranking; 0 = no trending, else from 60 to 315,360,000 (see
+/// [`super::trending::valid_half_life`]). In HOT.CREATE / HOT.ALTER a
+/// duration as HOT.TOP's WINDOW (`6h`, `90m`, `3600`).
+pub const TRENDING_HALF_LIFE: IntSpec = IntSpec {
+    name: "trending-half-life",
+    default: 0,
+    min: 0,
+    max: super::trending::MAX_HALF_LIFE_MS / 1000,
+};
+
 /// The float settings, in text order, with their ranges.
 pub const FLOAT_NAMES: [(&str, (f64, f64)); 4] = [
     ("alpha", ALPHA_RANGE),
@@ -103,6 +117,13 @@ pub struct BoardSettings {
     pub formula: Formula,
     /// In the order of [`INT_SPECS`].
     pub ints: [i64; 6],
+    /// Half-life of the trending ranking in ms (0: the board keeps none).
+    pub trending_ms: i64,
+    /// The trending landmark (unix ms): set by the first counted view
+    /// after trending is enabled, moved forward by whole half-lives
+    /// ([`super::trending`]). Not a setting a user gives: state kept with
+    /// them in the record.
+    pub landmark: Option<i64>,
 }
 
 impl Default for BoardSettings {
@@ -111,6 +132,8 @@ impl Default for BoardSettings {
             id: 0,
             formula: Formula::DEFAULT,
             ints: INT_SPECS.map(|s| s.default),
+            trending_ms: 0,
+            landmark: None,
         }
     }
 }
@@ -129,7 +152,7 @@ impl std::fmt::Display for SettingError {
         match self {
             SettingError::Unknown(n) => write!(
                 f,
-                "syntax error: unknown setting '{n}' (ALPHA, BETA, BASE, GAMMA, DEDUP-SECONDS, DEDUP-SHARDS, VISITOR-MAX-VIEWS, VISITOR-WINDOW-SECONDS, MAX-ARTICLES, RETENTION-SECONDS)"
+                "syntax error: unknown setting '{n}' (ALPHA, BETA, BASE, GAMMA, DEDUP-SECONDS, DEDUP-SHARDS, VISITOR-MAX-VIEWS, VISITOR-WINDOW-SECONDS, MAX-ARTICLES, RETENTION-SECONDS, TRENDING-HALF-LIFE)"
             ),
             SettingError::Bad(m) => f.write_str(m),
         }
@@ -141,6 +164,30 @@ pub fn is_name(name: &[u8]) -> bool {
     let lower = name.to_ascii_lowercase();
     FLOAT_NAMES.iter().any(|(n, _)| n.as_bytes() == lower)
         || INT_SPECS.iter().any(|s| s.name.as_bytes() == lower)
+        || lower == TRENDING_HALF_LIFE.name.as_bytes()
+}
+
+/// The error of a bad `TRENDING-HALF-LIFE` (or `hotrank.trending-half-life`).
+pub fn trending_range_error(name: &str) -> String {
+    format!(
+        "{name} must be 0 (no trending) or a whole number of seconds from 60 to {} (a duration such as 6h)",
+        TRENDING_HALF_LIFE.max
+    )
+}
+
+/// Parses a half-life: `0`, or a duration as HOT.TOP's WINDOW (seconds,
+/// or with a unit suffix `s|m|h|d`), in ms; checked by
+/// [`super::trending::valid_half_life`].
+pub fn parse_half_life_ms(name: &str, raw: &[u8]) -> Result<i64, String> {
+    let ms = if raw == b"0" {
+        0
+    } else {
+        crate::parse::parse_duration_ms(name, raw).map_err(|_| trending_range_error(name))?
+    };
+    if !super::trending::valid_half_life(ms) {
+        return Err(trending_range_error(name));
+    }
+    Ok(ms)
 }
 
 impl BoardSettings {
@@ -167,6 +214,10 @@ impl BoardSettings {
     /// Retention in ms.
     pub fn retention_ms(&self) -> i64 {
         self.ints[5] * 1000
+    }
+    /// Whether the board keeps a trending ranking.
+    pub fn trending(&self) -> bool {
+        self.trending_ms > 0
     }
 
     fn float_mut(&mut self, i: usize) -> &mut f64 {
@@ -220,6 +271,14 @@ impl BoardSettings {
             self.ints[i] = v;
             return Ok(());
         }
+        if lower == TRENDING_HALF_LIFE.name.as_bytes() {
+            let ms = parse_half_life_ms("TRENDING-HALF-LIFE", value).map_err(SettingError::Bad)?;
+            if ms != self.trending_ms {
+                self.trending_ms = ms;
+                self.landmark = None;
+            }
+            return Ok(());
+        }
         Err(SettingError::Unknown(name.escape_ascii().to_string()))
     }
 
@@ -265,6 +324,10 @@ impl BoardSettings {
         for (i, s) in INT_SPECS.iter().enumerate() {
             out.push((s.name.to_ascii_uppercase(), self.ints[i].to_string()));
         }
+        out.push((
+            TRENDING_HALF_LIFE.name.to_ascii_uppercase(),
+            (self.trending_ms / 1000).to_string(),
+        ));
         out
     }
 
@@ -276,6 +339,12 @@ impl BoardSettings {
         }
         for (i, s) in INT_SPECS.iter().enumerate() {
             t.push_str(&format!(" {}={}", s.name, self.ints[i]));
+        }
+        if self.trending() {
+            t.push_str(&format!(" trending-half-life-ms={}", self.trending_ms));
+            if let Some(l) = self.landmark {
+                t.push_str(&format!(" trending-landmark={l}"));
+            }
         }
         t
     }
@@ -302,7 +371,24 @@ impl BoardSettings {
             let v = field(spec.name)?;
             s.set(spec.name.as_bytes(), v).ok()?;
         }
-        if fields.next().is_some() {
+        let mut rest = fields.peekable();
+        if let Some(v) = rest
+            .next_if(|f| f.starts_with(b"trending-half-life-ms="))
+            .and_then(|f| f.strip_prefix(b"trending-half-life-ms="))
+        {
+            let ms = parse_i64("trending-half-life-ms", v).ok()?;
+            if ms == 0 || !super::trending::valid_half_life(ms) {
+                return None;
+            }
+            s.trending_ms = ms;
+            if let Some(v) = rest
+                .next_if(|f| f.starts_with(b"trending-landmark="))
+                .and_then(|f| f.strip_prefix(b"trending-landmark="))
+            {
+                s.landmark = Some(parse_i64("trending-landmark", v).ok()?);
+            }
+        }
+        if rest.next().is_some() {
             return None;
         }
         Some(s)
@@ -331,6 +417,15 @@ impl BoardSettings {
             c.insert(0, (text.to_vec(), s));
             c.truncate(8);
             Some(s)
+        })
+    }
+
+    /// Why changing from `self` to `new` is refused: the half-life changes
+    /// between two non-zero values while the board has trending data
+    /// (`has_data`), which an exact rescore would need every past view for.
+    pub fn trending_change_error(&self, new: &BoardSettings, has_data: bool) -> Option<String> {
+        (has_data && self.trending() && new.trending() && self.trending_ms != new.trending_ms).then(|| {
+            "TRENDING-HALF-LIFE cannot change while the board has trending data: set it to 0 first, then to the new value".to_string()
         })
     }
 

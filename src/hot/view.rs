@@ -8,6 +8,7 @@
 
 use super::hll::{self, HllError};
 use super::record::BoardRecord;
+use super::settings::BoardSettings;
 use super::Formula;
 
 /// What the glue read before deciding. Times and durations in milliseconds.
@@ -108,6 +109,9 @@ pub struct Counted {
     pub expire_at: Option<i64>,
     /// The new board record, when it changes.
     pub record: Option<BoardRecord>,
+    /// On a board that keeps a trending ranking: what the view does to it
+    /// (the landmark, its move, the weight added to the article's sum).
+    pub trend: Option<super::trending::Step>,
 }
 
 /// Everything one view does, decided before anything is written.
@@ -175,8 +179,32 @@ pub fn plan(f: &Formula, v: &ViewFacts) -> Result<Plan, ViewError> {
         });
     }
     let new_pv = pv.checked_add(1).ok_or(ViewError::Overflow)?;
-    let (hll, uv) = add_visitor(v)?;
+    let (hll, uv, uv_before) = add_visitor(v)?;
     let published = v.published.unwrap_or(v.t);
+    let mut record = BoardRecord::after_write(v.record.as_ref(), f.fingerprint(), v.t);
+    let settings = v.record.and_then(|r| r.settings);
+    let trend = settings.filter(|s| s.trending()).map(|s| {
+        let step = super::trending::step(
+            s.landmark,
+            v.t,
+            s.trending_ms,
+            f.alpha,
+            f.beta,
+            uv.saturating_sub(uv_before),
+        );
+        if s.landmark != Some(step.landmark) {
+            // The landmark is stored with the settings in the record.
+            let mut r = record
+                .or(v.record)
+                .unwrap_or_else(|| BoardRecord::new_board(s));
+            r.settings = Some(BoardSettings {
+                landmark: Some(step.landmark),
+                ..s
+            });
+            record = Some(r);
+        }
+        step
+    });
     let counted = Counted {
         pv: Bump {
             value: new_pv,
@@ -186,7 +214,8 @@ pub fn plan(f: &Formula, v: &ViewFacts) -> Result<Plan, ViewError> {
         published,
         publish: v.published.is_none().then_some(v.t),
         expire_at: retention_expiry(v),
-        record: BoardRecord::after_write(v.record.as_ref(), f.fingerprint(), v.t),
+        record,
+        trend,
     };
     Ok(Plan {
         outcome,
@@ -202,7 +231,7 @@ pub fn plan(f: &Formula, v: &ViewFacts) -> Result<Plan, ViewError> {
 /// missing), and the count after it, in one walk ([`hll::add_counted`]). A small sparse value keeps the stale
 /// count PFADD leaves (counting it is cheaper than replicating a PFCOUNT);
 /// a larger one caches it ([`hll::worth_caching`]).
-fn add_visitor(v: &ViewFacts) -> Result<(HllWrite, i64), ViewError> {
+fn add_visitor(v: &ViewFacts) -> Result<(HllWrite, i64, i64), ViewError> {
     let mut value = v.hll.map_or_else(hll::create, <[u8]>::to_vec);
     let a = hll::add_counted(&mut value, v.visitor, v.hll_sparse_max).map_err(ViewError::Hll)?;
     let added = a.changed || v.hll.is_none();
@@ -212,7 +241,23 @@ fn add_visitor(v: &ViewFacts) -> Result<(HllWrite, i64), ViewError> {
         pfadd: added,
         pfcount: recounted,
     };
-    Ok((write, to_i64(uv)))
+    // The estimate before the view: the same when no register changed,
+    // else that of the stored bytes (its cached count when valid). Only a
+    // board with trending uses it.
+    let before = match v.hll {
+        None => 0,
+        Some(_) if !a.changed => to_i64(uv),
+        Some(old) if trending_on(v) => to_i64(hll::estimate_of(old).map_err(ViewError::Hll)?),
+        Some(_) => 0,
+    };
+    Ok((write, to_i64(uv), before))
+}
+
+/// Whether the board keeps a trending ranking (from its record's settings).
+fn trending_on(v: &ViewFacts) -> bool {
+    v.record
+        .and_then(|r| r.settings)
+        .is_some_and(|s| s.trending())
 }
 
 /// The retention expiry a counted view sets (see [`Counted::expire_at`]).

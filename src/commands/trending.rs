@@ -1,0 +1,167 @@
+//! The glue of a HOT board's trending ranking ([`crate::hot::trending`]):
+//! its ZSET (derived key [`Kind::Trending`], article → stored sum), the
+//! step a counted view applies to it, and the reads of HOT.TOP BY
+//! trending, HOT.STATS, HOT.INFO and HOT.EXPORT. The landmark and
+//! half-life live in the board record's settings.
+
+use super::board::published_at;
+use super::zread::ALL;
+use super::{BoardCtx, Fail, Res};
+use crate::ffi::{self, KeyKind};
+use crate::hot::settings::BoardSettings;
+use crate::hot::trending::{self, Step};
+use crate::hot::{hot_order, in_window};
+use crate::keys::Kind;
+use crate::parse::ScoreText;
+use redis_module::RedisString;
+
+/// The error of `HOT.TOP … BY trending` on a board without trending.
+pub(super) fn no_trending() -> Fail {
+    Fail::Msg(
+        "ERR board has no trending ranking (HOT.ALTER key TRENDING-HALF-LIFE 6h adds one)".into(),
+    )
+}
+
+/// The trending ZSET's name (ACL-checked for writing when `write`) and a
+/// handle, type-checked (a ZSET or missing).
+pub(super) fn open(b: &BoardCtx, write: bool) -> Res<(RedisString, ffi::Key)> {
+    b.open_derived(Kind::Trending, &[], KeyKind::ZSet, write)
+}
+
+/// Applies a counted view's [`Step`] to the trending ZSET `name` (open for
+/// writing as `h`): a landmark set for the first time starts the ranking
+/// empty (what a board of an earlier life left is deleted), a landmark move
+/// rescales every stored sum by `2^−shift`, then the view's weight is added
+/// to the article's sum. Each change replicates as its exact `ZADD` (`DEL`).
+pub(super) fn apply_step(
+    b: &BoardCtx,
+    name: &RedisString,
+    h: &mut ffi::Key,
+    article: &RedisString,
+    step: &Step,
+    first: bool,
+) -> Res<()> {
+    if first && h.kind() != KeyKind::Empty {
+        b.delete_open(&mut [(name, h)], false);
+    }
+    if step.shift > 0 {
+        rescale_all(b, name, h, step.shift)?;
+    }
+    let s = h.zset_score(article).unwrap_or(0.0) + step.weight;
+    h.zset_add(s, article)?;
+    super::zadd_effect(b.ctx, name, &ScoreText::new(s), article);
+    Ok(())
+}
+
+/// Multiplies every stored sum by `2^−k` (exact, see
+/// [`trending::rescale`]), replicated as `ZADD name s m …` of up to 256
+/// members each.
+fn rescale_all(b: &BoardCtx, name: &RedisString, h: &mut ffi::Key, k: i64) -> Res<()> {
+    let members: Vec<(RedisString, f64)> = match b.walk(name, ALL.0, ALL.1, false) {
+        Some(w) => w.collect(),
+        None => return Ok(()),
+    };
+    for batch in members.chunks(256) {
+        let texts: Vec<ScoreText> = batch
+            .iter()
+            .map(|(_, s)| ScoreText::new(trending::rescale(*s, k)))
+            .collect();
+        let mut args: Vec<&[u8]> = Vec::with_capacity(2 * batch.len());
+        for ((m, s), t) in batch.iter().zip(&texts) {
+            h.zset_add(trending::rescale(*s, k), m)?;
+            args.extend([t.as_bytes(), m.as_slice()]);
+        }
+        if !super::replicating_commands() {
+            ffi::replicate(b.ctx, c"ZADD", name, &args);
+        }
+        ffi::notify(b.ctx, ffi::Event::ZSet, c"zadd", name);
+        ffi::signal_modified(b.ctx, name);
+    }
+    Ok(())
+}
+
+/// An article's trending score at `q` (unix ms) on a board with settings
+/// `s` (which keeps trending): 0 without a counted view since trending
+/// started.
+pub(super) fn score_of(b: &BoardCtx, s: &BoardSettings, article: &[u8], q: i64) -> Res<f64> {
+    let Some(l) = s.landmark else {
+        return Ok(0.0);
+    };
+    let (_, h) = open(b, false)?;
+    let m = RedisString::create_from_slice(std::ptr::null_mut(), article);
+    Ok(h.zset_score(&m).map_or(0.0, |stored| {
+        trending::score_at(stored, q, l, s.trending_ms)
+    }))
+}
+
+/// Articles with their scores, best first, and the number examined.
+pub(super) type Ranked = (Vec<(Vec<u8>, f64)>, u64);
+
+/// The top `n` articles by trending score at `q` (unix ms), ties by article
+/// id ascending, among those published in `[q − w, q]` with a `window` `w`
+/// (ms). A walk of the ZSET from its highest sum: the scores at `q` follow
+/// the sums' order, so the walk stops at the first article scoring below
+/// the n-th (equal scores are all read, so their order is the ids').
+pub(super) fn top(
+    b: &BoardCtx,
+    s: &BoardSettings,
+    q: i64,
+    n: usize,
+    window: Option<i64>,
+) -> Res<Ranked> {
+    let Some(l) = s.landmark else {
+        return Ok((Vec::new(), 0));
+    };
+    let (name, _) = open(b, false)?;
+    let Some(walk) = b.walk(&name, ALL.0, ALL.1, true) else {
+        return Ok((Vec::new(), 0));
+    };
+    let mut got: Vec<(Vec<u8>, f64)> = Vec::with_capacity(n.min(1024) + 1);
+    let mut examined = 0u64;
+    for (m, stored) in walk {
+        let score = trending::score_at(stored, q, l, s.trending_ms);
+        if got.len() >= n && got.get(n - 1).is_some_and(|(_, nth)| score < *nth) {
+            break;
+        }
+        examined += 1;
+        if let Some(w) = window {
+            let (_, meta) = b.open_derived(Kind::Meta, &[m.as_slice()], KeyKind::Hash, false)?;
+            let p = published_at(&meta)?.unwrap_or(i64::MIN / 2);
+            if !in_window(p, q, Some(w)) {
+                continue;
+            }
+        }
+        got.push((m.as_slice().to_vec(), score));
+    }
+    got.sort_by(|x, y| hot_order((&x.0, x.1), (&y.0, y.1)));
+    got.truncate(n);
+    Ok((got, examined))
+}
+
+/// Trims the trending ZSET to the board's `MAX-ARTICLES` highest sums once
+/// it holds [`crate::hot::trim_slack`] more (the lowest go, ties by the
+/// ZSET's order), as HOT.VIEW's upkeep trims the board; each batch of 256
+/// replicates as one `ZREM`. Counters stay.
+pub(super) fn trim(b: &BoardCtx, s: &BoardSettings) -> Res<u64> {
+    let max = s.max_articles();
+    if !s.trending() || max <= 0 {
+        return Ok(0);
+    }
+    let (name, mut h) = open(b, true)?;
+    let len = h.len() as i64;
+    if len <= max + crate::hot::trim_slack(max) {
+        return Ok(0);
+    }
+    drop(h);
+    let gone: Vec<Vec<u8>> = b
+        .zrange(&name, 0, len - max - 1)?
+        .into_iter()
+        .map(|(m, _)| m.as_slice().to_vec())
+        .collect();
+    h = b.open(&name, KeyKind::ZSet, true)?;
+    for batch in gone.chunks(256) {
+        let members: Vec<&[u8]> = batch.iter().map(|m| m.as_slice()).collect();
+        b.zrem(&name, &mut h, &members);
+    }
+    Ok(gone.len() as u64)
+}
