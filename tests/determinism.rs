@@ -173,7 +173,7 @@ fn workload(c: &mut Connection, t0: i64) {
             ok(c, &["HOT.PUBLISH", b, &format!("a{a}"), &ts(at)]);
         }
     }
-    trending_views(c, "hot:{d4}", t0, 0x7E4D_0032, 1100);
+    trending_views(c, "hot:{d4}", t0, 0x7E4D_0032);
     ok(c, &["HOT.ALTER", "hot:{d1}", "GAMMA", "1.55"]);
     ok(
         c,
@@ -296,9 +296,13 @@ fn commands_mode_replica_and_aof_load_match_the_master_under_another_libm() {
     assert_eq!(top.len(), 360);
     assert_eq!(differing(&top, &tops(&mut r, t0 + 60 * H)), vec![]);
     // The trending board, at a time its scores have not decayed to 0.
-    let q = t0 + 1130 * HL;
+    let q = t0 + (SPAN + 30) * HL;
     let trend = trending_top(&mut m, "hot:{d4}", q);
-    assert!(trend.len() >= 2 * 20, "only {} trending", trend.len() / 2);
+    assert!(
+        (2 * 8..=2 * 24).contains(&trend.len()),
+        "{} trending",
+        trend.len() / 2
+    );
     assert_eq!(trend, trending_top(&mut r, "hot:{d4}", q));
     drop(r);
     drop(replica);
@@ -321,6 +325,9 @@ fn commands_mode_replica_and_aof_load_match_the_master_under_another_libm() {
 
 /// Half-life of the trending boards, ms.
 const HL: i64 = 60_000;
+/// Half-lives the trending views span: the landmark moves at about 512 and
+/// 1024, before the trending is removed (at 8/10) and added again.
+const SPAN: i64 = 1700;
 
 /// HOT.INFO's `trending-landmark` of `board` (unix seconds, as sent).
 fn landmark(c: &mut Connection, board: &str) -> String {
@@ -334,20 +341,20 @@ fn landmark(c: &mut Connection, board: &str) -> String {
         .unwrap_or_else(|| panic!("HOT.INFO {board} has no trending-landmark"))
 }
 
-/// A board of 40 articles keeping 30 (trimming), trending half-life 60 s:
-/// about 1,500 views (one in ten suspicious or a duplicate) with `AT` times
-/// over `span` half-lives from `t0`, a little out of order, so the landmark
-/// moves every 512 half-lives; HOT.PUBLISH of some articles on the way, and
+/// A board of 60 articles keeping 8 (trimmed past 8 + 16), trending
+/// half-life 60 s: 1,500 views (one in ten suspicious or a duplicate) with
+/// `AT` times over [`SPAN`] half-lives from `t0`, a little out of order, so
+/// the landmark moves every 512 half-lives; HOT.PUBLISH of some articles on the way, and
 /// once the trending is removed and added again (it restarts empty, with
 /// a new landmark). Returns the landmarks seen after each tenth.
-fn trending_views(c: &mut Connection, board: &str, t0: i64, seed: u64, span: i64) -> Vec<String> {
+fn trending_views(c: &mut Connection, board: &str, t0: i64, seed: u64) -> Vec<String> {
     ok(
         c,
         &[
             "HOT.CREATE",
             board,
             "MAX-ARTICLES",
-            "30",
+            "8",
             "DEDUP-SECONDS",
             "300",
             "VISITOR-MAX-VIEWS",
@@ -363,8 +370,8 @@ fn trending_views(c: &mut Connection, board: &str, t0: i64, seed: u64, span: i64
         let mut pipe = redis::pipe();
         for i in 0..n / 10 {
             let k = (part * n / 10 + i) as i64;
-            let t = t0 + k * span * HL / n as i64 - rng.below(2 * HL as u64) as i64;
-            let a = format!("a{}", rng.below(40));
+            let t = t0 + k * SPAN * HL / n as i64 - rng.below(2 * HL as u64) as i64;
+            let a = format!("a{}", rng.below(60));
             let v = match rng.below(10) {
                 0 => "bot".to_string(),
                 1 => "v0".to_string(),
@@ -384,7 +391,7 @@ fn trending_views(c: &mut Connection, board: &str, t0: i64, seed: u64, span: i64
             }
         }
         let _: redis::Value = pipe.query(c).expect("views");
-        if part == 6 {
+        if part == 7 {
             ok(c, &["HOT.ALTER", board, "TRENDING-HALF-LIFE", "0"]);
             ok(c, &["HOT.ALTER", board, "TRENDING-HALF-LIFE", "1m"]);
         }
@@ -410,9 +417,8 @@ fn trending_top(c: &mut Connection, board: &str, at_ms: i64) -> Vec<String> {
 
 #[test]
 fn effects_and_commands_replicas_and_aof_match_across_trending_landmark_moves() {
-    let t0 = (now_s() - 86_400) * 1000 + 7_777;
-    let span = 1100;
-    let q = t0 + (span + 30) * HL;
+    let t0 = (now_s() - 2 * 86_400) * 1000 + 7_777;
+    let q = t0 + (SPAN + 30) * HL;
     for (mode, replica_module) in [("effects", false), ("commands", true)] {
         let mut master = Node::new(&format!("trend-{mode}"));
         master.start(&AOF_ALWAYS);
@@ -425,14 +431,16 @@ fn effects_and_commands_replicas_and_aof_match_across_trending_landmark_moves() 
         wait_link_up(&replica);
         let mut r = replica.conn();
 
-        let landmarks = trending_views(&mut m, "hot:{t}", t0, 0x5EED_0032, span);
-        // Moves: the landmark changed between tenths (before the removal at
-        // the seventh), and after the removal it restarted.
+        let landmarks = trending_views(&mut m, "hot:{t}", t0, 0x5EED_0032);
+        // Two moves before the removal (after the eighth tenth: no
+        // landmark), and a new landmark after trending is added again.
         let moves = landmarks[..7].windows(2).filter(|w| w[0] != w[1]).count();
         assert!(
             moves >= 2,
             "{mode}: landmarks {landmarks:?}: fewer than two moves"
         );
+        assert!(["", "0"].contains(&landmarks[7].as_str()), "{landmarks:?}");
+        assert!(landmarks[9] > landmarks[6], "{landmarks:?}");
         wait_replica(&mut m);
         let (dm, ds) = (digest(&mut m), stored_scores(&mut m));
         let diff = differing(&ds, &stored_scores(&mut r));
@@ -445,8 +453,8 @@ fn effects_and_commands_replicas_and_aof_match_across_trending_landmark_moves() 
         );
         let top = trending_top(&mut m, "hot:{t}", q);
         assert!(
-            top.len() >= 2 * 20,
-            "{mode}: only {} trending entries",
+            (2 * 8..=2 * 24).contains(&top.len()),
+            "{mode}: {} trending entries",
             top.len() / 2
         );
         if replica_module {

@@ -427,14 +427,19 @@ fn check_at(
     let got = top_trending(c, q, None);
     let (ties, swaps) = check_order(&got, &want, &ctx);
     // WINDOW: the articles published in [q - w, q] (published_at from HOT.STATS).
-    let w = 40 * HL;
+    // WINDOW: whole minutes that hold about half of the listed articles'
+    // publish times (their first counted views).
+    let mut published: Vec<i64> = want.iter().map(|(a, _)| stats[a].1).collect();
+    published.sort_unstable();
+    let minutes = (q - published[published.len() / 2]) / 60_000 + 1;
+    let w = minutes * 60_000;
     let want_w: Vec<(Vec<u8>, f64)> = want
         .iter()
         .filter(|(a, _)| (q - w..=q).contains(&stats[a].1))
         .cloned()
         .collect();
-    let got_w = top_trending(c, q, Some(&(w / 1000).to_string()));
-    check_order(&got_w, &want_w, &format!("{ctx} WINDOW 40m"));
+    let got_w = top_trending(c, q, Some(&format!("{minutes}m")));
+    check_order(&got_w, &want_w, &format!("{ctx} WINDOW {minutes}m"));
     eprintln!(
         "{ctx}: {} articles, worst HOT.STATS error {worst:e}, {} in the window",
         got.len(),
