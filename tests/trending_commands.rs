@@ -549,3 +549,39 @@ fn key_spec_and_acl_patterns_cover_the_trending_key() {
     .starts_with("NOPERM"));
     assert_eq!(snapshot(&mut c), before);
 }
+
+#[test]
+fn retention_forgets_an_expired_article_from_the_trending_ranking() {
+    let s = Server::start();
+    let mut c = s.conn();
+    let b = "hot:{ret}";
+    ok(&mut c, &["HOT.CREATE", b, "TRENDING-HALF-LIFE", "1h"]);
+    // `x`: published long ago (the board's lowest hot score and its first
+    // publish time) but read recently; `gone`: the lowest trending sum.
+    ok(&mut c, &["HOT.PUBLISH", b, "x", "1699000000"]);
+    for v in ["u1", "u2", "u3"] {
+        view(&mut c, b, "gone", v, T0);
+    }
+    view(&mut c, b, "x", "u1", T0 + 7200);
+    let low: Vec<String> = redis::cmd("ZRANGE")
+        .arg(tr(b))
+        .arg(0)
+        .arg(0)
+        .query(&mut c)
+        .expect("ZRANGE");
+    assert_eq!(low, ["gone"]);
+    // Retention expires `gone`'s counters (as its PEXPIREAT would).
+    let _: i64 = redis::cmd("DEL")
+        .arg(format!("{b}\0pv:gone"))
+        .query(&mut c)
+        .expect("DEL");
+    // The next article new to the board runs upkeep, which forgets it.
+    view(&mut c, b, "n", "u1", T0 + 7300);
+    let left: Vec<String> = redis::cmd("ZRANGE")
+        .arg(tr(b))
+        .arg(0)
+        .arg(-1)
+        .query(&mut c)
+        .expect("ZRANGE");
+    assert_eq!(left, ["x", "n"]);
+}

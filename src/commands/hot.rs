@@ -174,15 +174,17 @@ fn trim<A: AsRef<[u8]>>(b: &BoardCtx, articles: &[A]) -> Res<()> {
     Ok(())
 }
 
-/// The article with the lowest score and the one published first, when
+/// The article with the lowest score, the one published first and, on a
+/// board with trending, the one with the lowest trending sum (`tr_h`), when
 /// retention has expired their counters: what [`upkeep`] forgets.
 pub(super) fn expired_fronts(
     b: &BoardCtx,
     board_h: &ffi::Key,
     pub_h: &ffi::Key,
+    tr_h: Option<&ffi::Key>,
 ) -> Res<Vec<RedisString>> {
     let mut out: Vec<RedisString> = Vec::new();
-    for h in [board_h, pub_h] {
+    for h in [Some(board_h), Some(pub_h), tr_h].into_iter().flatten() {
         let Some(article) = h.zset_first() else {
             continue;
         };

@@ -615,7 +615,7 @@ fn finish_counted(
         return Ok(None);
     };
     Ok(Some(Upkeep {
-        expired: expired_fronts(b, &h.board, p),
+        expired: expired_fronts(b, &h.board, p, h.trending.as_ref().map(|(_, k)| k)),
         card: h.board.len() as i64,
         pubidx: name.clone(),
         formula: *f,
