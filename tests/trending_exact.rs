@@ -310,10 +310,35 @@ fn stats_at(c: &mut Connection, articles: &[Vec<u8>], q: i64) -> HashMap<Vec<u8>
         .collect()
 }
 
-/// Adds one pipeline's (counted, duplicate, suspicious) to the totals.
-fn add(a: [usize; 3], seen: &mut [usize; 3]) {
-    for (s, a) in seen.iter_mut().zip(a) {
-        *s += a;
+/// What the stream has done so far: the brute force's views, each
+/// article's last UV, the (counted, duplicate, suspicious) totals, the
+/// latest view time, and the exact ties and near-tie swaps the checks saw.
+struct Run {
+    r: Reference,
+    uv: HashMap<Vec<u8>, i64>,
+    seen: [usize; 3],
+    tmax: i64,
+    ties: usize,
+    swaps: usize,
+    ctx: String,
+}
+
+impl Run {
+    /// Sends `views` in one pipeline and records them.
+    fn send(&mut self, c: &mut Connection, views: &[View]) {
+        let got = send(c, views, &mut self.r, &mut self.uv);
+        for (s, a) in self.seen.iter_mut().zip(got) {
+            *s += a;
+        }
+        self.tmax = views.iter().map(|v| v.t).fold(self.tmax, i64::max);
+    }
+
+    /// [`check_at`] at `q`, adding up its ties and swaps.
+    fn check(&mut self, c: &mut Connection, all: &[Vec<u8>], q: i64, when: &str) {
+        let ctx = format!("{}, {when}", self.ctx);
+        let (t, w) = check_at(c, &self.r, all, q, &ctx);
+        self.ties += t;
+        self.swaps += w;
     }
 }
 
@@ -492,16 +517,19 @@ fn trending_scores_and_order_equal_brute_force_across_a_landmark_move() {
         .iter()
         .position(|v| v.t - l0 > 512 * HL)
         .expect("the stream spans more than 512 half-lives");
-    let mut r = Reference::default();
-    let mut uv = HashMap::new();
-    let mut seen = [0usize; 3];
-    let mut ties = 0;
-    let mut swaps = 0;
-    let mut tmax = i64::MIN;
+    let mut run = Run {
+        r: Reference::default(),
+        uv: HashMap::new(),
+        seen: [0; 3],
+        tmax: i64::MIN,
+        ties: 0,
+        swaps: 0,
+        ctx: format!("seed {seed}"),
+    };
     // Before the move: in four pipelines, checked after each.
     let quarter = first_past / 4 + 1;
     for (i, chunk) in views[..first_past].chunks(quarter).enumerate() {
-        add(send(&mut c, chunk, &mut r, &mut uv), &mut seen);
+        run.send(&mut c, chunk);
         if i == 0 {
             assert_eq!(
                 landmark(&mut c),
@@ -509,17 +537,9 @@ fn trending_scores_and_order_equal_brute_force_across_a_landmark_move() {
                 "the landmark is the first view's time floored to a half-life"
             );
         }
-        tmax = tmax.max(chunk.iter().map(|v| v.t).max().unwrap_or(tmax));
-        let q = tmax + rng.range(0, 20 * HL);
-        let (t, w) = check_at(
-            &mut c,
-            &r,
-            &all,
-            q,
-            &format!("seed {seed}, {} views", seen.iter().sum::<usize>()),
-        );
-        ties += t;
-        swaps += w;
+        let q = run.tmax + rng.range(0, 20 * HL);
+        let n = run.seen.iter().sum::<usize>();
+        run.check(&mut c, &all, q, &format!("{n} views"));
     }
     assert_eq!(landmark(&mut c), Some(l0), "no move before 512 half-lives");
 
@@ -533,14 +553,10 @@ fn trending_scores_and_order_equal_brute_force_across_a_landmark_move() {
         );
         let v = &views[i];
         let qs: Vec<i64> = (0..4)
-            .map(|k| tmax.max(v.t) + k * 7 * HL + rng.range(0, HL))
+            .map(|k| run.tmax.max(v.t) + k * 7 * HL + rng.range(0, HL))
             .collect();
         let before: Vec<_> = qs.iter().map(|&q| top_trending(&mut c, q, None)).collect();
-        add(
-            send(&mut c, std::slice::from_ref(v), &mut r, &mut uv),
-            &mut seen,
-        );
-        tmax = tmax.max(v.t);
+        run.send(&mut c, std::slice::from_ref(v));
         let l = landmark(&mut c).expect("landmark");
         if l == l0 {
             i += 1;
@@ -591,7 +607,7 @@ fn trending_scores_and_order_equal_brute_force_across_a_landmark_move() {
             );
             let viewed = after.iter().find(|p| p.0 == v.article);
             if let Some((_, s)) = viewed {
-                let want = r.score(&v.article, *q);
+                let want = run.r.score(&v.article, *q);
                 assert!(
                     rel(*s, want) <= EXACT,
                     "the moving view's article: {s:e} vs {want:e}"
@@ -600,32 +616,17 @@ fn trending_scores_and_order_equal_brute_force_across_a_landmark_move() {
         }
         break i;
     };
-    let (t, w) = check_at(
-        &mut c,
-        &r,
-        &all,
-        tmax + rng.range(0, 5 * HL),
-        &format!("seed {seed}, right after the move"),
-    );
-    ties += t;
-    swaps += w;
+    let q = run.tmax + rng.range(0, 5 * HL);
+    run.check(&mut c, &all, q, "right after the move");
 
     // The rest, in two pipelines.
     let rest = &views[mover + 1..];
     for chunk in rest.chunks(rest.len() / 2 + 1) {
-        add(send(&mut c, chunk, &mut r, &mut uv), &mut seen);
-        tmax = tmax.max(chunk.iter().map(|v| v.t).max().unwrap_or(tmax));
+        run.send(&mut c, chunk);
         for _ in 0..2 {
-            let q = tmax + rng.range(0, 30 * HL);
-            let (t, w) = check_at(
-                &mut c,
-                &r,
-                &all,
-                q,
-                &format!("seed {seed}, {} views", seen.iter().sum::<usize>()),
-            );
-            ties += t;
-            swaps += w;
+            let q = run.tmax + rng.range(0, 30 * HL);
+            let n = run.seen.iter().sum::<usize>();
+            run.check(&mut c, &all, q, &format!("{n} views"));
         }
     }
     let l_end = landmark(&mut c).expect("landmark");
@@ -634,9 +635,16 @@ fn trending_scores_and_order_equal_brute_force_across_a_landmark_move() {
     assert_eq!(info["trending-half-life"], "60", "HOT.INFO {info:?}");
     assert_eq!(
         num(&info["trending-articles"]) as usize,
-        r.views.len(),
+        run.r.views.len(),
         "trending-articles"
     );
+    let Run {
+        r,
+        seen,
+        ties,
+        swaps,
+        ..
+    } = run;
     eprintln!(
         "seed {seed}: {} views ({} counted, {} duplicate, {} suspicious) over {} articles, \
          landmark {} -> {}, {ties} exact ties ordered by id, {swaps} near-tie swaps",
