@@ -16,7 +16,9 @@
 # command run once before the warm-up, e.g. the RANK.CREATE of a board),
 # ONLY (an extended regex: profile only the workloads whose name matches),
 # OUT (default target/profile) for the callgrind files, which
-# `callgrind_annotate --inclusive=yes OUT/<name>.cg` breaks down by function.
+# `callgrind_annotate --inclusive=yes OUT/<name>.cg` breaks down by function,
+# BIG_ARTICLES (default 1000000: the articles of the board HOT.TOP BY
+# trending is measured on).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -197,5 +199,106 @@ for pair in rank.incr:zincrby rank.incr-commands:zincrby; do
       'BEGIN { printf "- %s: %.2fx %s (target <= 1.2x)\n", n, a / s, m }'
   fi
 done
+
+# Trending (issue 32). A view on a board that keeps trending (half-life 6 h,
+# from the config, as a board created by its first view takes it) against
+# the same board without: the forward-decay weight (two exp2-free power-of-
+# two scalings and one detmath::exp2) and one more ZSET write
+# (target: at most +4,000 instructions per view).
+profile hot.view-trending "${KEEP[@]}" hotrank.trending-half-life 21600 -- \
+  HOT.VIEW 'hot:{b}' art:__rand_int__ vis:__rand_int__
+profile hot.view-trending-commands "${KEEP[@]}" hotrank.trending-half-life 21600 replicate commands -- \
+  HOT.VIEW 'hot:{b}' art:__rand_int__ vis:__rand_int__
+for pair in hot.view-trending:hot.view hot.view-trending-commands:hot.view-commands; do
+  a=${pair%%:*} b=${pair##*:}
+  if [ -n "${RESULT[$a]:-}" ] && [ -n "${RESULT[$b]:-}" ]; then
+    printf -- '- %s: %+d instructions per view over %s (target <= +4000)\n' "$a" $((RESULT[$a] - RESULT[$b])) "$b"
+  fi
+done
+
+# HOT.TOP BY trending LIMIT 20 on a board of BIG_ARTICLES articles against
+# ZREVRANGE 0 19 of its trending ZSET (target <= 2x). The board is built
+# once in a plain server (not under valgrind): each article viewed by 1 or
+# 2 visitors at `AT` times spread over the last day, so the trending sums
+# are distinct; then SAVE. One server under callgrind loads that RDB (a few
+# minutes under valgrind) and measures every row in turn: warm-up, zeroed
+# counters, N commands, one dump per row.
+BIG_ARTICLES="${BIG_ARTICLES:-1000000}"
+build_big_board() {
+  local port=$((12000 + RANDOM % 20000)) dir
+  dir=$(fresh_dir "big-$port")
+  "$SERVER" --port "$port" --dir "$dir" --save '' --appendonly no --loadmodule "$MODULE" \
+    >"$OUT/big-board.log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 150); do [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break; sleep 0.2; done
+  redis-cli -p "$port" HOT.CREATE 'hot:{big}' MAX-ARTICLES 0 TRENDING-HALF-LIFE 6h >/dev/null
+  local now
+  now=$(date +%s)
+  awk -v n="$BIG_ARTICLES" -v now="$now" 'BEGIN {
+    for (i = 0; i < n; i++) {
+      t = now - 86400 + int(i * 86000 / n);
+      for (v = 0; v <= (i * 7919) % 2; v++)
+        printf "HOT.VIEW hot:{big} art:%012d vis:%d AT %d.%03d\r\n", i, (i + v) % 100000, t, (i * 37 + v) % 1000;
+    }
+  }' | redis-cli -p "$port" --pipe >"$OUT/big-board.fill" 2>&1
+  # The trending ZSET is `hot:{big}\0tr` (src/keys.rs): its name holds a
+  # zero byte, which no command-line argument can, so ZREVRANGE reads a
+  # COPY of it (the same encoding and contents) under a plain name.
+  BIG_TRENDING='ztrend:{big}'
+  redis-cli -p "$port" eval "return redis.call('COPY', 'hot:{big}\\0tr', KEYS[1])" 1 "$BIG_TRENDING" >/dev/null
+  BIG_CARD=$(redis-cli -p "$port" zcard "$BIG_TRENDING")
+  BIG_KEYS=$(redis-cli -p "$port" dbsize)
+  redis-cli -p "$port" save >/dev/null
+  redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+  wait "$pid" || true
+  BIG_RDB="$OUT/big-board.rdb"
+  mv "$dir/dump.rdb" "$BIG_RDB"
+}
+# big_row NAME COMMAND...: one row on the running big-board server.
+big_row() {
+  local name=$1; shift
+  redis-benchmark -p "$BIG_PORT" -n "$N" -P 16 -c 10 -r 1 "$@" >/dev/null
+  callgrind_control -z "$BIG_PID" >/dev/null 2>&1
+  callgrind_control -i on "$BIG_PID" >/dev/null 2>&1
+  redis-benchmark -p "$BIG_PORT" -n "$N" -P 16 -c 10 -r 1 "$@" >/dev/null
+  callgrind_control -i off "$BIG_PID" >/dev/null 2>&1
+  callgrind_control -d "$name" "$BIG_PID" >/dev/null 2>&1
+  local dump total
+  dump=$(ls -t "$OUT"/big.cg.* | head -1)
+  mv "$dump" "$OUT/$name.cg"
+  total=$(callgrind_annotate "$OUT/$name.cg" 2>/dev/null |
+    awk '/PROGRAM TOTALS/ && !done {gsub(",", "", $1); print $1; done = 1}')
+  RESULT[$name]=$((total / N))
+  printf '| %s | %s | |\n' "$name" "$((total / N))"
+}
+if [ -z "${ONLY:-}" ] || [[ trending-top-1m =~ $ONLY ]]; then
+  build_big_board
+  BIG_PORT=$((12000 + RANDOM % 20000))
+  dir=$(fresh_dir "$BIG_PORT")
+  cp "$BIG_RDB" "$dir/dump.rdb"
+  rm -f "$OUT"/big.cg*
+  valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$OUT/big.cg" \
+    "$SERVER" --port "$BIG_PORT" --dir "$dir" --save '' --appendonly no --loadmodule "$MODULE" \
+    >"$OUT/big.log" 2>&1 &
+  BIG_PID=$!
+  # PING answers LOADING (an error) while the RDB loads: wait for PONG.
+  for _ in $(seq 6000); do [ "$(redis-cli -p "$BIG_PORT" ping 2>/dev/null)" = PONG ] && break; sleep 0.2; done
+  echo
+  echo "Big board: $BIG_CARD articles in its trending ZSET, $BIG_KEYS keys ($(du -h "$BIG_RDB" | cut -f1) RDB)"
+  echo
+  echo "| workload | instructions per command | |"
+  echo "|---|---:|---|"
+  big_row trending-top-1m HOT.TOP 'hot:{big}' BY trending LIMIT 20
+  big_row zrevrange-trending-1m ZREVRANGE "$BIG_TRENDING" 0 19
+  big_row trending-top-1m-withscores HOT.TOP 'hot:{big}' BY trending LIMIT 20 WITHSCORES
+  big_row zrevrange-trending-1m-withscores ZREVRANGE "$BIG_TRENDING" 0 19 WITHSCORES
+  redis-cli -p "$BIG_PORT" shutdown nosave >/dev/null 2>&1 || true
+  wait "$BIG_PID" || true
+  for pair in trending-top-1m:zrevrange-trending-1m trending-top-1m-withscores:zrevrange-trending-1m-withscores; do
+    a=${pair%%:*} b=${pair##*:}
+    awk -v n="$a" -v m="$b" -v a="${RESULT[$a]}" -v s="${RESULT[$b]}" \
+      'BEGIN { printf "- %s: %.2fx %s (target <= 2x)\n", n, a / s, m }'
+  done
+fi
 echo
 echo "Breakdowns: callgrind_annotate --inclusive=yes $OUT/<workload>.cg"

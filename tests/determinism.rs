@@ -5,7 +5,15 @@
 //! `log` and `log2` by one ulp on about one call in eight from the module,
 //! as another libm, glibc version or CPU path would; the digest must stay
 //! the master's after views with `AT`, HOT.PUBLISH rescoring and HOT.ALTER
-//! rescoring.
+//! rescoring, and on a board that keeps trending (issue 32: forward-decay
+//! sums with landmark moves, `exp2` from `src/detmath`).
+//!
+//! `effects_and_commands_replicas_and_aof_match_across_trending_landmark_moves`
+//! (both servers): a trending board whose views span more than 1,000
+//! half-lives, so its landmark moves twice, reaches the master's DEBUG
+//! DIGEST and trending scores on a replica without the module (`effects`),
+//! a replica with it (`commands`) and an AOF replay after `kill -9` in both
+//! modes.
 //!
 //! redis-server only: Valkey loads modules with `RTLD_DEEPBIND`, so a
 //! preloaded library does not reach the module there (the test says so
@@ -165,6 +173,7 @@ fn workload(c: &mut Connection, t0: i64) {
             ok(c, &["HOT.PUBLISH", b, &format!("a{a}"), &ts(at)]);
         }
     }
+    trending_views(c, "hot:{d4}", t0, 0x7E4D_0032);
     ok(c, &["HOT.ALTER", "hot:{d1}", "GAMMA", "1.55"]);
     ok(
         c,
@@ -210,10 +219,21 @@ fn tops(c: &mut Connection, at_ms: i64) -> Vec<(String, String)> {
     all
 }
 
-/// Every stored score of the three boards (the board ZSETs), as text.
+/// Every stored score of every ZSET (the boards' and the trending sums), as
+/// text, by key.
 fn stored_scores(c: &mut Connection) -> Vec<(String, String)> {
     let mut all = Vec::new();
-    for b in ["hot:{d1}", "hot:{d2}", "hot:{d3}"] {
+    let mut zsets: Vec<String> = redis::cmd("SCAN")
+        .arg(0)
+        .arg("COUNT")
+        .arg(1_000_000)
+        .arg("TYPE")
+        .arg("zset")
+        .query::<(String, Vec<String>)>(c)
+        .expect("SCAN")
+        .1;
+    zsets.sort();
+    for b in &zsets {
         let v: Vec<(String, String)> = redis::cmd("ZRANGE")
             .arg(b)
             .arg(0)
@@ -273,8 +293,17 @@ fn commands_mode_replica_and_aof_load_match_the_master_under_another_libm() {
     );
     assert!(ds.len() >= 300, "only {} scores", ds.len());
     let top = tops(&mut m, t0 + 60 * H);
-    assert_eq!(top.len(), ds.len());
+    assert_eq!(top.len(), 360);
     assert_eq!(differing(&top, &tops(&mut r, t0 + 60 * H)), vec![]);
+    // The trending board, at a time its scores have not decayed to 0.
+    let q = t0 + (SPAN + 30) * HL;
+    let trend = trending_top(&mut m, "hot:{d4}", q);
+    assert!(
+        (2 * 8..=2 * 24).contains(&trend.len()),
+        "{} trending",
+        trend.len() / 2
+    );
+    assert_eq!(trend, trending_top(&mut r, "hot:{d4}", q));
     drop(r);
     drop(replica);
 
@@ -292,4 +321,172 @@ fn commands_mode_replica_and_aof_load_match_the_master_under_another_libm() {
         ds.len()
     );
     let _ = std::fs::remove_dir_all(&shim_dir);
+}
+
+/// Half-life of the trending boards, ms.
+const HL: i64 = 60_000;
+/// Half-lives the trending views span: the landmark moves at about 512 and
+/// 1024, before the trending is removed (at 8/10) and added again.
+const SPAN: i64 = 1700;
+
+/// HOT.INFO's `trending-landmark` of `board` (unix seconds, as sent).
+fn landmark(c: &mut Connection, board: &str) -> String {
+    let v: Vec<redis::Value> = redis::cmd("HOT.INFO")
+        .arg(board)
+        .query(c)
+        .expect("HOT.INFO");
+    v.chunks(2)
+        .find(|p| reply_text(&p[0]) == "trending-landmark")
+        .map(|p| reply_text(&p[1]))
+        .unwrap_or_else(|| panic!("HOT.INFO {board} has no trending-landmark"))
+}
+
+/// A board of 60 articles keeping 8 (trimmed past 8 + 16), trending
+/// half-life 60 s: 1,500 views (one in ten suspicious or a duplicate) with
+/// `AT` times over [`SPAN`] half-lives from `t0`, a little out of order, so
+/// the landmark moves every 512 half-lives; HOT.PUBLISH of some articles on the way, and
+/// once the trending is removed and added again (it restarts empty, with
+/// a new landmark). Returns the landmarks seen after each tenth.
+fn trending_views(c: &mut Connection, board: &str, t0: i64, seed: u64) -> Vec<String> {
+    ok(
+        c,
+        &[
+            "HOT.CREATE",
+            board,
+            "MAX-ARTICLES",
+            "8",
+            "DEDUP-SECONDS",
+            "300",
+            "VISITOR-MAX-VIEWS",
+            "60",
+            "TRENDING-HALF-LIFE",
+            "60",
+        ],
+    );
+    let mut rng = Rng(seed);
+    let n = 1500;
+    let mut landmarks = Vec::new();
+    for part in 0..10 {
+        let mut pipe = redis::pipe();
+        for i in 0..n / 10 {
+            let k = (part * n / 10 + i) as i64;
+            let t = t0 + k * SPAN * HL / n as i64 - rng.below(2 * HL as u64) as i64;
+            let a = format!("a{}", rng.below(60));
+            let v = match rng.below(10) {
+                0 => "bot".to_string(),
+                1 => "v0".to_string(),
+                _ => format!("v{}", rng.below(500)),
+            };
+            pipe.cmd("HOT.VIEW")
+                .arg(board)
+                .arg(&a)
+                .arg(&v)
+                .arg("AT")
+                .arg(ts(t.max(t0)));
+            if rng.below(100) == 0 {
+                pipe.cmd("HOT.PUBLISH")
+                    .arg(board)
+                    .arg(&a)
+                    .arg(ts(t.max(t0) - 1000));
+            }
+        }
+        let _: redis::Value = pipe.query(c).expect("views");
+        if part == 7 {
+            ok(c, &["HOT.ALTER", board, "TRENDING-HALF-LIFE", "0"]);
+            ok(c, &["HOT.ALTER", board, "TRENDING-HALF-LIFE", "1m"]);
+        }
+        landmarks.push(landmark(c, board));
+    }
+    landmarks
+}
+
+/// HOT.TOP BY trending of `board` at `at_ms`, every article with its score.
+fn trending_top(c: &mut Connection, board: &str, at_ms: i64) -> Vec<String> {
+    redis::cmd("HOT.TOP")
+        .arg(board)
+        .arg("BY")
+        .arg("trending")
+        .arg("LIMIT")
+        .arg(10000)
+        .arg("WITHSCORES")
+        .arg("AT")
+        .arg(ts(at_ms))
+        .query(c)
+        .expect("HOT.TOP BY trending")
+}
+
+#[test]
+fn effects_and_commands_replicas_and_aof_match_across_trending_landmark_moves() {
+    let t0 = (now_s() - 2 * 86_400) * 1000 + 7_777;
+    let q = t0 + (SPAN + 30) * HL;
+    for (mode, replica_module) in [("effects", false), ("commands", true)] {
+        let mut master = Node::new(&format!("trend-{mode}"));
+        master.start(&AOF_ALWAYS);
+        let mut m = master.conn();
+        config_set(&mut m, "hotrank.replicate", mode);
+        let port = master.port.to_string();
+        let mut rargs = vec!["--replicaof", "127.0.0.1", &port];
+        rargs.extend_from_slice(&DEBUG_LOCAL);
+        let replica = Server::start_with(&rargs, replica_module);
+        wait_link_up(&replica);
+        let mut r = replica.conn();
+
+        let landmarks = trending_views(&mut m, "hot:{t}", t0, 0x5EED_0032);
+        // Two moves before the removal (after the eighth tenth: no
+        // landmark), and a new landmark after trending is added again.
+        let moves = landmarks[..7].windows(2).filter(|w| w[0] != w[1]).count();
+        assert!(
+            moves >= 2,
+            "{mode}: landmarks {landmarks:?}: fewer than two moves"
+        );
+        assert!(["", "0"].contains(&landmarks[7].as_str()), "{landmarks:?}");
+        assert!(landmarks[9] > landmarks[6], "{landmarks:?}");
+        wait_replica(&mut m);
+        let (dm, ds) = (digest(&mut m), stored_scores(&mut m));
+        let diff = differing(&ds, &stored_scores(&mut r));
+        assert!(
+            diff.is_empty() && digest(&mut r) == dm,
+            "{mode} replica (module: {replica_module}): {} of {} stored scores differ, e.g. {:?}",
+            diff.len(),
+            ds.len(),
+            diff.iter().take(3).collect::<Vec<_>>()
+        );
+        let top = trending_top(&mut m, "hot:{t}", q);
+        assert!(
+            (2 * 8..=2 * 24).contains(&top.len()),
+            "{mode}: {} trending entries",
+            top.len() / 2
+        );
+        if replica_module {
+            assert_eq!(
+                top,
+                trending_top(&mut r, "hot:{t}", q),
+                "{mode}: HOT.TOP BY trending on the replica"
+            );
+        }
+        drop(r);
+        drop(replica);
+        // The AOF replayed after kill -9.
+        drop(m);
+        master.kill9();
+        master.start(&AOF_ALWAYS);
+        let mut m = master.conn();
+        let diff = differing(&ds, &stored_scores(&mut m));
+        assert!(
+            diff.is_empty() && digest(&mut m) == dm,
+            "{mode}: AOF replay after kill -9: {} of {} stored scores differ",
+            diff.len(),
+            ds.len()
+        );
+        assert_eq!(
+            top,
+            trending_top(&mut m, "hot:{t}", q),
+            "{mode}: HOT.TOP BY trending after the AOF replay"
+        );
+        eprintln!(
+            "{mode}: landmarks {landmarks:?}, {} stored scores, {} trending listed",
+            ds.len(),
+            top.len() / 2
+        );
+    }
 }
