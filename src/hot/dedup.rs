@@ -2,13 +2,34 @@
 //! the last window. Pure Rust, no Redis.
 //!
 //! Instead of one `SET … NX EX` key per pair (about 100 bytes), pairs are
-//! kept as 12-byte entries appended to a few shared strings: the view time
-//! `t` falls in generation `g = t div W` (W = the dedup window), the pair's
-//! 64-bit fingerprint picks one of `S` shards, and the entry
-//! `fingerprint (8 bytes LE) | t - g·W in ms (4 bytes LE)` is appended to the
-//! string of (g, shard). A counted view within the last W lies in generation
-//! g or g-1, so a lookup scans two short strings. Each string expires 2·W
-//! after it is created, so the state is bounded and clears itself.
+//! kept as 12-byte records appended to a few shared strings, one per
+//! *shard*: the pair's 64-bit fingerprint picks one of `S` shards.
+//!
+//! **The shard string** (this version) holds *sections*. A section is a
+//! 24-byte marker (two records: a reserved fingerprint, then the section's
+//! generation and its end, see [`marker`]) followed by entries
+//! `fingerprint (8 bytes LE) | t - g·W in ms (4 bytes LE)`, where the view
+//! time `t` falls in generation `g = t div W` (W = the dedup window). A
+//! counted view appends its entry to the last section when that section
+//! is of its generation, else a new marker and its entry: every write is
+//! one `APPEND` of 12 or 36 bytes. A section *ends* two windows of server
+//! time after it was opened (the marker holds that time, unix ms); an
+//! ended section is ignored, and the next counted view of the shard drops
+//! it (one rewrite of the string, [`rewrite`]). The string expires two
+//! windows after it is created, and a counted view moves its expiry to
+//! two windows ahead only when less than one window is left, so an entry
+//! lives at least one window of server time after it is written, and a
+//! view scans one string whatever its `AT`. Views replayed out of order
+//! dedup as views in order: sections are kept by server time, not by
+//! view time.
+//!
+//! **The old layout** (up to 0.2.0, read only, for one window after an
+//! upgrade): one string per (generation, shard), of entries only, expiring
+//! two windows after it was created; a view at `t` read the strings of
+//! generations `g`, `g-1` and, when begun, `g+1` ([`generations`],
+//! [`seen_near`]). A view reads them only while the new string is missing
+//! or has a live section opened by [`MARK_UPGRADED`] (old strings of the
+//! view's generations existed when the new string was made).
 
 /// Bytes per entry.
 pub const ENTRY: usize = 12;
@@ -108,6 +129,232 @@ pub fn seen_near(shards: &[(i64, &[u8])], fp: u64, t_ms: i64, window_ms: i64) ->
     })
 }
 
+/// The reserved fingerprint that opens a section (see the module docs).
+pub const MARK: u64 = u64::MAX;
+/// The reserved fingerprint that opens a section made while strings of the
+/// old layout existed: while that section lives, views also read them.
+pub const MARK_UPGRADED: u64 = u64::MAX - 1;
+/// Bytes of a section marker (two records).
+pub const MARKER: usize = 2 * ENTRY;
+/// The longest single append: a marker and an entry.
+pub const MAX_APPEND: usize = MARKER + ENTRY;
+
+/// The fingerprint an entry of the shard string stores for a pair: its
+/// fingerprint, except that the two reserved values (a chance of 2⁻⁶³) are
+/// moved next to them.
+pub fn stored(fp: u64) -> u64 {
+    if fp >= MARK_UPGRADED {
+        fp - 2
+    } else {
+        fp
+    }
+}
+
+/// The marker of a section of generation `gen` that ends at `until` (unix
+/// ms, server time): `tag (8) | gen low 32 bits (4)`, then
+/// `until (8, i64 LE) | gen high 32 bits (4)`. `upgraded`: tag
+/// [`MARK_UPGRADED`], else [`MARK`].
+pub fn marker(gen: i64, until: i64, upgraded: bool) -> [u8; MARKER] {
+    let tag = if upgraded { MARK_UPGRADED } else { MARK };
+    let g = gen.to_le_bytes();
+    let mut m = [0u8; MARKER];
+    m[..8].copy_from_slice(&tag.to_le_bytes());
+    m[8..12].copy_from_slice(&g[..4]);
+    m[12..20].copy_from_slice(&until.to_le_bytes());
+    m[20..24].copy_from_slice(&g[4..]);
+    m
+}
+
+/// One section of a shard string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Section {
+    gen: i64,
+    until: i64,
+    upgraded: bool,
+    /// Byte range of the section (marker included) in the string.
+    start: usize,
+    end: usize,
+}
+
+/// The sections of a well-formed shard string, in order; `None` when the
+/// string is not one this module writes (not whole records, not opened by
+/// a marker, or ending inside a marker).
+fn sections(bytes: &[u8]) -> Option<Vec<Section>> {
+    let mut out: Vec<Section> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let rec = bytes.get(i..i + ENTRY)?;
+        let fp = u64::from_le_bytes(le8(rec));
+        if fp >= MARK_UPGRADED {
+            let m = bytes.get(i..i + MARKER)?;
+            if let Some(last) = out.last_mut() {
+                last.end = i;
+            }
+            out.push(Section {
+                gen: marker_gen(m),
+                until: i64::from_le_bytes(le8(&m[12..])),
+                upgraded: fp == MARK_UPGRADED,
+                start: i,
+                end: bytes.len(),
+            });
+            i += MARKER;
+        } else if out.is_empty() {
+            return None;
+        } else {
+            i += ENTRY;
+        }
+    }
+    Some(out)
+}
+
+fn le8(b: &[u8]) -> [u8; 8] {
+    [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]
+}
+
+fn marker_gen(m: &[u8]) -> i64 {
+    i64::from_le_bytes([m[8], m[9], m[10], m[11], m[20], m[21], m[22], m[23]])
+}
+
+/// What a view found in its pair's shard string ([`scan`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Found {
+    /// A live entry of the pair lies strictly within the window of the view.
+    pub duplicate: bool,
+    /// The generation of the last live section, if any.
+    pub last_gen: Option<i64>,
+    /// Some section has ended (its end ≤ the server clock): the next
+    /// write drops it ([`rewrite`]).
+    pub ended: bool,
+    /// A live section says strings of the old layout may still exist.
+    pub upgraded: bool,
+}
+
+/// Scans a shard string for a view of the pair `fp` at `t_ms` (unix ms)
+/// with the server clock at `now_ms`; `window_ms` ≥ 1. `None` when the
+/// string is not one this module writes: it must be refused, never read
+/// misaligned nor appended to. One pass over the records, no allocation.
+pub fn scan(bytes: &[u8], fp: u64, t_ms: i64, window_ms: i64, now_ms: i64) -> Option<Found> {
+    if !bytes.len().is_multiple_of(ENTRY) {
+        return None;
+    }
+    let want = stored(fp);
+    let mut f = Found::default();
+    let mut base: Option<i64> = None;
+    let mut live = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let rec = &bytes[i..i + ENTRY];
+        let x = u64::from_le_bytes(le8(rec));
+        if x >= MARK_UPGRADED {
+            let m = bytes.get(i..i + MARKER)?;
+            let until = i64::from_le_bytes(le8(&m[12..]));
+            let gen = marker_gen(m);
+            live = until > now_ms;
+            base = Some(gen.saturating_mul(window_ms));
+            if live {
+                f.last_gen = Some(gen);
+                f.upgraded |= x == MARK_UPGRADED;
+            } else {
+                f.ended = true;
+            }
+            i += MARKER;
+            continue;
+        }
+        let Some(b) = base else {
+            return None;
+        };
+        if live && x == want {
+            let off = i64::from(u32::from_le_bytes([rec[8], rec[9], rec[10], rec[11]]));
+            f.duplicate |= crate::hot::is_duplicate(Some(b.saturating_add(off)), t_ms, window_ms);
+        }
+        i += ENTRY;
+    }
+    Some(f)
+}
+
+/// How a counted view writes its entry into its pair's shard string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// The string is new: `SET name value PXAT expire_at`.
+    Create { value: Vec<u8>, expire_at: i64 },
+    /// `APPEND name bytes` (12 or 36 bytes), then `PEXPIREAT name at`
+    /// when `expire_at` is set (less than one window was left).
+    Append {
+        bytes: [u8; MAX_APPEND],
+        len: usize,
+        expire_at: Option<i64>,
+    },
+    /// Ended sections dropped: `SET name value PXAT expire_at`.
+    Rewrite { value: Vec<u8>, expire_at: i64 },
+}
+
+/// The write of a counted view of pair `fp` at `t_ms`, server clock
+/// `now_ms`, window `window_ms` ≥ 1. `existing`: the shard string, what
+/// [`scan`] found in it, and its expiry (unix ms, `None` for none); `None`
+/// when the string is missing. `upgraded`: for a new string, whether old
+/// layout strings of the view's generations exist (its section is then
+/// opened by [`MARK_UPGRADED`]). Decided from these values only, so a
+/// replica or an AOF load given the master's clock decides the same.
+pub fn plan_write(
+    existing: Option<(&[u8], Found, Option<i64>)>,
+    fp: u64,
+    t_ms: i64,
+    window_ms: i64,
+    now_ms: i64,
+    upgraded: bool,
+) -> Write {
+    let gen = generation(t_ms, window_ms);
+    let e = entry(stored(fp), t_ms, window_ms);
+    let ahead = now_ms.saturating_add(window_ms.saturating_mul(2));
+    let Some((bytes, found, expiry)) = existing else {
+        let mut value = Vec::with_capacity(MAX_APPEND);
+        value.extend_from_slice(&marker(gen, ahead, upgraded));
+        value.extend_from_slice(&e);
+        return Write::Create {
+            value,
+            expire_at: ahead,
+        };
+    };
+    let moved = match expiry {
+        Some(at) if at.saturating_sub(now_ms) >= window_ms => None,
+        _ => Some(ahead),
+    };
+    let opens = found.last_gen != Some(gen);
+    if found.ended {
+        let mut value = rewrite(bytes, now_ms);
+        if opens {
+            value.extend_from_slice(&marker(gen, ahead, false));
+        }
+        value.extend_from_slice(&e);
+        let expire_at = moved.or(expiry).unwrap_or(ahead);
+        return Write::Rewrite { value, expire_at };
+    }
+    let mut out = [0u8; MAX_APPEND];
+    let mut len = 0;
+    if opens {
+        out[..MARKER].copy_from_slice(&marker(gen, ahead, false));
+        len = MARKER;
+    }
+    out[len..len + ENTRY].copy_from_slice(&e);
+    Write::Append {
+        bytes: out,
+        len: len + ENTRY,
+        expire_at: moved,
+    }
+}
+
+/// The live sections of a well-formed shard string (those whose end is
+/// after `now_ms`), in order: the string with its ended sections dropped.
+pub fn rewrite(bytes: &[u8], now_ms: i64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len() + MAX_APPEND);
+    for s in sections(bytes).unwrap_or_default() {
+        if s.until > now_ms {
+            out.extend_from_slice(&bytes[s.start..s.end]);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,6 +436,221 @@ mod tests {
         assert!(well_formed(b""));
         assert!(well_formed(&[0u8; 24]));
         assert!(!well_formed(&[0u8; 13]));
+    }
+
+    /// Simulates the one-string-per-shard store: `views` are
+    /// (article, visitor, view time, server clock); returns each view's
+    /// decision and the strings at the end. A string's expiry is kept as
+    /// the server would: a string whose expiry has passed reads as missing.
+    fn shard_store_decides(
+        views: &[(u8, u8, i64, i64)],
+        w: i64,
+        shards: u32,
+    ) -> (Vec<bool>, HashMap<u32, (Vec<u8>, i64)>) {
+        let mut store: HashMap<u32, (Vec<u8>, i64)> = HashMap::new();
+        let mut out = Vec::new();
+        for &(a, v, t, now) in views {
+            let fp = fingerprint(&[a], &[v]);
+            let s = shard(fp, shards);
+            if store.get(&s).is_some_and(|(_, at)| *at <= now) {
+                store.remove(&s);
+            }
+            let found = store
+                .get(&s)
+                .map(|(b, _)| scan(b, fp, t, w, now).expect("well formed"));
+            let dup = found.is_some_and(|f| f.duplicate);
+            if !dup {
+                let existing = store
+                    .get(&s)
+                    .map(|(b, at)| (b.as_slice(), found.unwrap_or_default(), Some(*at)));
+                let (value, at) = match plan_write(existing, fp, t, w, now, false) {
+                    Write::Create { value, expire_at } | Write::Rewrite { value, expire_at } => {
+                        (value, expire_at)
+                    }
+                    Write::Append {
+                        bytes,
+                        len,
+                        expire_at,
+                    } => {
+                        let (mut b, at) = store.get(&s).cloned().expect("appended to");
+                        b.extend_from_slice(&bytes[..len]);
+                        (b, expire_at.unwrap_or(at))
+                    }
+                };
+                store.insert(s, (value, at));
+            }
+            out.push(dup);
+        }
+        (out, store)
+    }
+
+    #[test]
+    fn markers_round_trip_and_stored_fingerprints_avoid_them() {
+        let m = marker(-3, 1_700_000_000_000, true);
+        let s = sections(&m).expect("a marker alone is a section");
+        assert_eq!(s.len(), 1);
+        assert_eq!(
+            (s[0].gen, s[0].until, s[0].upgraded),
+            (-3, 1_700_000_000_000, true)
+        );
+        let m = marker(i64::MAX, i64::MIN, false);
+        let s = sections(&m).expect("section");
+        assert_eq!(
+            (s[0].gen, s[0].until, s[0].upgraded),
+            (i64::MAX, i64::MIN, false)
+        );
+        assert_eq!(stored(MARK), MARK - 2);
+        assert_eq!(stored(MARK_UPGRADED), MARK_UPGRADED - 2);
+        assert_eq!(stored(7), 7);
+    }
+
+    #[test]
+    fn strings_not_made_of_sections_are_refused() {
+        let (w, t, now) = (900_000, 1_700_000_000_000, 1_700_000_000_000);
+        let fp = fingerprint(b"a", b"v");
+        assert!(scan(b"", fp, t, w, now).is_some());
+        // Not whole records; an entry before any marker; a marker cut short.
+        assert!(scan(&[0u8; 13], fp, t, w, now).is_none());
+        assert!(scan(&entry(fp, t, w), fp, t, w, now).is_none());
+        assert!(scan(&marker(1, now + w, false)[..12], fp, t, w, now).is_none());
+        assert!(sections(&entry(fp, t, w)).is_none());
+        let mut ok = marker(generation(t, w), now + w, false).to_vec();
+        ok.extend_from_slice(&entry(stored(fp), t, w));
+        let f = scan(&ok, fp, t + 1, w, now).expect("well formed");
+        assert!(f.duplicate);
+        assert_eq!(f.last_gen, Some(generation(t, w)));
+    }
+
+    #[test]
+    fn appends_open_a_section_only_for_a_new_generation() {
+        let w = 1000;
+        let now = 10_000;
+        let (d, store) = shard_store_decides(
+            &[
+                (1, 1, 10_000, now),
+                (2, 2, 10_500, now),
+                (3, 3, 9_000, now),
+                (4, 4, 9_500, now),
+            ],
+            w,
+            1,
+        );
+        assert_eq!(d, vec![false; 4]);
+        let (bytes, at) = &store[&0];
+        // Marker + 2 entries (gen 10), marker + 2 entries (gen 9).
+        assert_eq!(bytes.len(), 2 * (MARKER + 2 * ENTRY));
+        assert_eq!(*at, now + 2 * w);
+    }
+
+    #[test]
+    fn ended_sections_are_dropped_and_the_expiry_moves_when_less_than_a_window_is_left() {
+        let w = 1000;
+        let fp = fingerprint(b"a", b"v");
+        let create = plan_write(None, fp, 0, w, 0, false);
+        let Write::Create { value, expire_at } = create else {
+            panic!("{create:?}")
+        };
+        assert_eq!(expire_at, 2 * w);
+        // Half a window later, same generation: a 12-byte append, no expiry move.
+        let f = scan(&value, fp, 500, w, 500).expect("ok");
+        assert!(f.duplicate);
+        let fp2 = fingerprint(b"a", b"w");
+        let f = scan(&value, fp2, 500, w, 500).expect("ok");
+        match plan_write(Some((&value, f, Some(2 * w))), fp2, 500, w, 500, false) {
+            Write::Append { len, expire_at, .. } => assert_eq!((len, expire_at), (ENTRY, None)),
+            other => panic!("{other:?}"),
+        }
+        // 1.5 windows later: the next generation, less than a window left.
+        let f = scan(&value, fp2, 1500, w, 1500).expect("ok");
+        match plan_write(Some((&value, f, Some(2 * w))), fp2, 1500, w, 1500, false) {
+            Write::Append { len, expire_at, .. } => {
+                assert_eq!((len, expire_at), (MAX_APPEND, Some(1500 + 2 * w)))
+            }
+            other => panic!("{other:?}"),
+        }
+        // Two windows later the first section has ended: a rewrite without it.
+        let mut two = value.clone();
+        two.extend_from_slice(&marker(1, 1500 + 2 * w, false));
+        two.extend_from_slice(&entry(stored(fp2), 1500, w));
+        let f = scan(&two, fp, 2100, w, 2100).expect("ok");
+        assert!(f.ended && !f.duplicate);
+        assert_eq!(f.last_gen, Some(1));
+        match plan_write(Some((&two, f, Some(3500))), fp, 2100, w, 2100, false) {
+            Write::Rewrite { value, expire_at } => {
+                assert_eq!(expire_at, 3500);
+                assert_eq!(&value[..MARKER + ENTRY], &two[MARKER + ENTRY..]);
+                assert_eq!(value.len(), 2 * (MARKER + ENTRY));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_upgraded_mark_lives_with_its_section() {
+        let w = 1000;
+        let fp = fingerprint(b"a", b"v");
+        let Write::Create { value, .. } = plan_write(None, fp, 0, w, 0, true) else {
+            panic!()
+        };
+        assert!(scan(&value, fp, 0, w, 1999).expect("ok").upgraded);
+        assert!(!scan(&value, fp, 0, w, 2000).expect("ok").upgraded);
+    }
+
+    proptest! {
+        /// With the server clock standing still (a replay much faster than
+        /// the window), the one-string store decides in any order of view
+        /// times exactly as the per-pair model holding every counted view.
+        #[test]
+        fn shard_store_matches_per_pair_model(
+            views in prop::collection::vec((0u8..4, 0u8..4, 0i64..10_000_000), 1..200),
+            w in 1i64..3_000_000,
+            shards in 1u32..8,
+        ) {
+            let mut counted: HashMap<(u8, u8), Vec<i64>> = HashMap::new();
+            let mut want = Vec::new();
+            for &(a, v, t) in &views {
+                let c = counted.entry((a, v)).or_default();
+                let dup = c.iter().any(|&x| (t - x).abs() < w);
+                if !dup { c.push(t); }
+                want.push(dup);
+            }
+            let timed: Vec<_> = views.iter().map(|&(a, v, t)| (a, v, t, 5_000_000)).collect();
+            prop_assert_eq!(shard_store_decides(&timed, w, shards).0, want);
+        }
+
+        /// Views at the clock (AT = now), the clock moving forward by any
+        /// steps: the store decides as the per-pair model (a counted view
+        /// is kept at least one window), and a string never holds an entry
+        /// older than three windows of server time.
+        #[test]
+        fn shard_store_at_the_clock_matches_the_model_and_stays_bounded(
+            steps in prop::collection::vec((0u8..3, 0u8..3, 0i64..1_500), 1..300),
+            w in 1i64..1_000,
+        ) {
+            let mut now = 1_000_000i64;
+            let mut views = Vec::new();
+            for &(a, v, dt) in &steps {
+                now += dt;
+                views.push((a, v, now, now));
+            }
+            let mut counted: HashMap<(u8, u8), Vec<i64>> = HashMap::new();
+            let mut want = Vec::new();
+            for &(a, v, t, _) in &views {
+                let c = counted.entry((a, v)).or_default();
+                let dup = c.iter().any(|&x| (t - x).abs() < w);
+                if !dup { c.push(t); }
+                want.push(dup);
+            }
+            let (got, store) = shard_store_decides(&views, w, 2);
+            prop_assert_eq!(got, want);
+            for (bytes, at) in store.values() {
+                if *at <= now { continue; }
+                for s in sections(bytes).expect("well formed") {
+                    prop_assert!(s.until > now - 2 * w - 1_500, "{:?}", s);
+                    prop_assert!(s.gen * w > now - 4 * w - 3_000, "{:?}", s);
+                }
+            }
+        }
     }
 
     proptest! {
