@@ -414,7 +414,8 @@ fn read_old_dedup(b: &BoardCtx, k: &ViewKeys, r: &Request) -> Res<(bool, bool)> 
 
 /// Writes a counted view's dedup entry ([`dedup::plan_write`]): a new
 /// string or a rewrite is one replicated `SET … PXAT`, an entry one
-/// `APPEND`, followed by `PEXPIREAT` when less than one window was left.
+/// `APPEND`, followed by `PEXPIREAT` when it opened a section that ends
+/// after the others (the string's expiry is the latest end).
 fn write_dedup(
     ctx: &Context,
     name: &RedisString,
@@ -422,8 +423,7 @@ fn write_dedup(
     r: &Request,
     window: i64,
 ) -> Res<()> {
-    let expiry = d.key.ttl_at(r.now).map(|left| left.saturating_add(r.now));
-    let existing = d.found.map(|f| (d.key.read(), f, expiry));
+    let existing = d.found.map(|f| (d.key.read(), f));
     match dedup::plan_write(existing, r.fp, r.t, window, r.now, d.upgraded) {
         dedup::Write::Create { value, expire_at } | dedup::Write::Rewrite { value, expire_at } => {
             d.key.write(&value)?;

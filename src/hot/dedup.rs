@@ -9,19 +9,19 @@
 //! 24-byte marker (two records: a reserved fingerprint, then the section's
 //! generation and its end, see [`marker`]) followed by entries
 //! `fingerprint (8 bytes LE) | t - g·W in ms (4 bytes LE)`, where the view
-//! time `t` falls in generation `g = t div W` (W = the dedup window). A
-//! counted view appends its entry to the last section when that section
-//! is of its generation, else a new marker and its entry: every write is
-//! one `APPEND` of 12 or 36 bytes. A section *ends* two windows of server
-//! time after it was opened (the marker holds that time, unix ms); an
-//! ended section is ignored, and the next counted view of the shard drops
-//! it (one rewrite of the string, [`rewrite`]). The string expires two
-//! windows after it is created, and a counted view moves its expiry to
-//! two windows ahead only when less than one window is left, so an entry
-//! lives at least one window of server time after it is written, and a
-//! view scans one string whatever its `AT`. Views replayed out of order
-//! dedup as views in order: sections are kept by server time, not by
-//! view time.
+//! time `t` falls in generation `g = t div W` (W = the dedup window).
+//! A section *ends* two windows of server time after it is opened (the
+//! marker holds that time, unix ms). A counted view appends its entry to
+//! the last section when that section is of its generation and ends at
+//! least one window later, else a new marker and its entry: every write
+//! is one `APPEND` of 12 or 36 bytes ([`plan_write`]). The string's expiry
+//! is the latest end of its sections, so it moves (one `PEXPIREAT`) only
+//! when a section is opened, and it is never read from the key. An ended
+//! section is ignored, and the next counted view of the shard drops it
+//! (one rewrite of the string, [`rewrite`]). So an entry lives at least
+//! one window of server time after it is written, a view scans one string
+//! whatever its `AT`, and views replayed out of order dedup as views in
+//! order: sections are kept by server time, not by view time.
 //!
 //! **The old layout** (up to 0.2.0, read only, for one window after an
 //! upgrade): one string per (generation, shard), of entries only, expiring
@@ -220,8 +220,11 @@ fn marker_gen(m: &[u8]) -> i64 {
 pub struct Found {
     /// A live entry of the pair lies strictly within the window of the view.
     pub duplicate: bool,
-    /// The generation of the last live section, if any.
-    pub last_gen: Option<i64>,
+    /// The generation and end (unix ms) of the last live section, if any.
+    pub last: Option<(i64, i64)>,
+    /// The latest end of a live section (unix ms): the string's expiry,
+    /// which every write keeps there.
+    pub max_until: Option<i64>,
     /// Some section has ended (its end ≤ the server clock): the next
     /// write drops it ([`rewrite`]).
     pub ended: bool,
@@ -252,7 +255,8 @@ pub fn scan(bytes: &[u8], fp: u64, t_ms: i64, window_ms: i64, now_ms: i64) -> Op
             live = until > now_ms;
             base = Some(gen.saturating_mul(window_ms));
             if live {
-                f.last_gen = Some(gen);
+                f.last = Some((gen, until));
+                f.max_until = Some(f.max_until.map_or(until, |m| m.max(until)));
                 f.upgraded |= x == MARK_UPGRADED;
             } else {
                 f.ended = true;
@@ -278,7 +282,7 @@ pub enum Write {
     /// The string is new: `SET name value PXAT expire_at`.
     Create { value: Vec<u8>, expire_at: i64 },
     /// `APPEND name bytes` (12 or 36 bytes), then `PEXPIREAT name at`
-    /// when `expire_at` is set (less than one window was left).
+    /// when `expire_at` is set (a section that ends later was opened).
     Append {
         bytes: [u8; MAX_APPEND],
         len: usize,
@@ -289,14 +293,20 @@ pub enum Write {
 }
 
 /// The write of a counted view of pair `fp` at `t_ms`, server clock
-/// `now_ms`, window `window_ms` ≥ 1. `existing`: the shard string, what
-/// [`scan`] found in it, and its expiry (unix ms, `None` for none); `None`
-/// when the string is missing. `upgraded`: for a new string, whether old
-/// layout strings of the view's generations exist (its section is then
-/// opened by [`MARK_UPGRADED`]). Decided from these values only, so a
-/// replica or an AOF load given the master's clock decides the same.
+/// `now_ms`, window `window_ms` ≥ 1. `existing`: the shard string and what
+/// [`scan`] found in it, `None` when the string is missing. `upgraded`:
+/// for a new string, whether old layout strings of the view's generations
+/// exist (its section is then opened by [`MARK_UPGRADED`]).
+///
+/// The entry goes into the last live section when it is of the view's
+/// generation and ends at least one window from now; otherwise a new
+/// section is opened, ending two windows from now. The string's expiry is
+/// kept at the latest end of its sections, so it moves only when a section
+/// is opened, and an entry lives at least one window of server time.
+/// Decided from these values only (not the key's TTL), so a replica or an
+/// AOF load given the master's clock decides the same.
 pub fn plan_write(
-    existing: Option<(&[u8], Found, Option<i64>)>,
+    existing: Option<(&[u8], Found)>,
     fp: u64,
     t_ms: i64,
     window_ms: i64,
@@ -306,7 +316,7 @@ pub fn plan_write(
     let gen = generation(t_ms, window_ms);
     let e = entry(stored(fp), t_ms, window_ms);
     let ahead = now_ms.saturating_add(window_ms.saturating_mul(2));
-    let Some((bytes, found, expiry)) = existing else {
+    let Some((bytes, found)) = existing else {
         let mut value = Vec::with_capacity(MAX_APPEND);
         value.extend_from_slice(&marker(gen, ahead, upgraded));
         value.extend_from_slice(&e);
@@ -315,19 +325,26 @@ pub fn plan_write(
             expire_at: ahead,
         };
     };
-    let moved = match expiry {
-        Some(at) if at.saturating_sub(now_ms) >= window_ms => None,
-        _ => Some(ahead),
+    let opens = match found.last {
+        Some((g, until)) => g != gen || until.saturating_sub(now_ms) < window_ms,
+        None => true,
     };
-    let opens = found.last_gen != Some(gen);
+    // The latest end after this write, and whether it moved.
+    let (end, moved) = match (found.max_until, opens) {
+        (Some(m), false) => (m, false),
+        (Some(m), true) if m >= ahead => (m, false),
+        _ => (ahead, true),
+    };
     if found.ended {
         let mut value = rewrite(bytes, now_ms);
         if opens {
             value.extend_from_slice(&marker(gen, ahead, false));
         }
         value.extend_from_slice(&e);
-        let expire_at = moved.or(expiry).unwrap_or(ahead);
-        return Write::Rewrite { value, expire_at };
+        return Write::Rewrite {
+            value,
+            expire_at: end,
+        };
     }
     let mut out = [0u8; MAX_APPEND];
     let mut len = 0;
@@ -339,7 +356,7 @@ pub fn plan_write(
     Write::Append {
         bytes: out,
         len: len + ENTRY,
-        expire_at: moved,
+        expire_at: moved.then_some(end),
     }
 }
 
@@ -462,7 +479,7 @@ mod tests {
             if !dup {
                 let existing = store
                     .get(&s)
-                    .map(|(b, at)| (b.as_slice(), found.unwrap_or_default(), Some(*at)));
+                    .map(|(b, _)| (b.as_slice(), found.unwrap_or_default()));
                 let (value, at) = match plan_write(existing, fp, t, w, now, false) {
                     Write::Create { value, expire_at } | Write::Rewrite { value, expire_at } => {
                         (value, expire_at)
@@ -518,7 +535,7 @@ mod tests {
         ok.extend_from_slice(&entry(stored(fp), t, w));
         let f = scan(&ok, fp, t + 1, w, now).expect("well formed");
         assert!(f.duplicate);
-        assert_eq!(f.last_gen, Some(generation(t, w)));
+        assert_eq!(f.last, Some((generation(t, w), now + w)));
     }
 
     #[test]
@@ -556,15 +573,24 @@ mod tests {
         assert!(f.duplicate);
         let fp2 = fingerprint(b"a", b"w");
         let f = scan(&value, fp2, 500, w, 500).expect("ok");
-        match plan_write(Some((&value, f, Some(2 * w))), fp2, 500, w, 500, false) {
+        match plan_write(Some((&value, f)), fp2, 500, w, 500, false) {
             Write::Append { len, expire_at, .. } => assert_eq!((len, expire_at), (ENTRY, None)),
             other => panic!("{other:?}"),
         }
         // 1.5 windows later: the next generation, less than a window left.
         let f = scan(&value, fp2, 1500, w, 1500).expect("ok");
-        match plan_write(Some((&value, f, Some(2 * w))), fp2, 1500, w, 1500, false) {
+        match plan_write(Some((&value, f)), fp2, 1500, w, 1500, false) {
             Write::Append { len, expire_at, .. } => {
                 assert_eq!((len, expire_at), (MAX_APPEND, Some(1500 + 2 * w)))
+            }
+            other => panic!("{other:?}"),
+        }
+        // Same generation, but its section ends in less than a window: a
+        // new section, and the expiry moves to its end.
+        let f = scan(&value, fp2, 999, w, 1200).expect("ok");
+        match plan_write(Some((&value, f)), fp2, 999, w, 1200, false) {
+            Write::Append { len, expire_at, .. } => {
+                assert_eq!((len, expire_at), (MAX_APPEND, Some(1200 + 2 * w)))
             }
             other => panic!("{other:?}"),
         }
@@ -574,11 +600,27 @@ mod tests {
         two.extend_from_slice(&entry(stored(fp2), 1500, w));
         let f = scan(&two, fp, 2100, w, 2100).expect("ok");
         assert!(f.ended && !f.duplicate);
-        assert_eq!(f.last_gen, Some(1));
-        match plan_write(Some((&two, f, Some(3500))), fp, 2100, w, 2100, false) {
+        assert_eq!((f.last, f.max_until), (Some((1, 3500)), Some(3500)));
+        // Into the live section of generation 1 (1,400 ms left).
+        let f = scan(&two, fp, 1600, w, 2100).expect("ok");
+        match plan_write(Some((&two, f)), fp, 1600, w, 2100, false) {
             Write::Rewrite { value, expire_at } => {
                 assert_eq!(expire_at, 3500);
                 assert_eq!(&value[..MARKER + ENTRY], &two[MARKER + ENTRY..]);
+                assert_eq!(value.len(), MARKER + 2 * ENTRY);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Generation 2: a new section after it, and the expiry at its end.
+        let f = scan(&two, fp, 2100, w, 2100).expect("ok");
+        match plan_write(Some((&two, f)), fp, 2100, w, 2100, false) {
+            Write::Rewrite { value, expire_at } => {
+                assert_eq!(expire_at, 4100);
+                assert_eq!(&value[..MARKER + ENTRY], &two[MARKER + ENTRY..]);
+                assert_eq!(
+                    &value[MARKER + ENTRY..2 * MARKER + ENTRY],
+                    &marker(2, 4100, false)
+                );
                 assert_eq!(value.len(), 2 * (MARKER + ENTRY));
             }
             other => panic!("{other:?}"),
