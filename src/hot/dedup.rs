@@ -696,7 +696,7 @@ mod tests {
             shards in 1u32..8,
         ) {
             let want = model_decides(views.iter().copied(), w);
-            prop_assert_eq!(store_decides(&views, w, shards), &want);
+            prop_assert_eq!(&store_decides(&views, w, shards), &want);
             // The one-string store too, the server clock standing still (a
             // replay much faster than the window).
             let timed: Vec<_> = views.iter().map(|&(a, v, t)| (a, v, t, 5_000_000)).collect();
