@@ -264,9 +264,7 @@ pub fn scan(bytes: &[u8], fp: u64, t_ms: i64, window_ms: i64, now_ms: i64) -> Op
             i += MARKER;
             continue;
         }
-        let Some(b) = base else {
-            return None;
-        };
+        let b = base?;
         if live && x == want {
             let off = i64::from(u32::from_le_bytes([rec[8], rec[9], rec[10], rec[11]]));
             f.duplicate |= crate::hot::is_duplicate(Some(b.saturating_add(off)), t_ms, window_ms);
@@ -471,6 +469,9 @@ mod tests {
             .collect()
     }
 
+    /// Shard → (string, expiry in unix ms).
+    type Strings = HashMap<u32, (Vec<u8>, i64)>;
+
     /// Simulates the one-string-per-shard store: `views` are
     /// (article, visitor, view time, server clock); returns each view's
     /// decision and the strings at the end. A string's expiry is kept as
@@ -479,8 +480,8 @@ mod tests {
         views: &[(u8, u8, i64, i64)],
         w: i64,
         shards: u32,
-    ) -> (Vec<bool>, HashMap<u32, (Vec<u8>, i64)>) {
-        let mut store: HashMap<u32, (Vec<u8>, i64)> = HashMap::new();
+    ) -> (Vec<bool>, Strings) {
+        let mut store: Strings = HashMap::new();
         let mut out = Vec::new();
         for &(a, v, t, now) in views {
             let fp = fingerprint(&[a], &[v]);
