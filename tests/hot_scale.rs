@@ -99,11 +99,11 @@ fn dedup_state_of_100k_pairs_uses_at_most_40_bytes_per_pair_and_expires_within_2
         keys.len()
     );
     // One section per shard string (all views in one generation, at once):
-    // its 24-byte marker, then 12-byte entries, one per pair.
+    // its 12-byte marker, then 12-byte entries, one per pair.
     assert_eq!(
         len,
-        12 * pairs as i64 + 24 * keys.len() as i64,
-        "a 24-byte marker per string and 12-byte entries, one per pair"
+        12 * pairs as i64 + 12 * keys.len() as i64,
+        "a 12-byte marker per string and 12-byte entries, one per pair"
     );
     assert!(
         per_pair <= 40.0,

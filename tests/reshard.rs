@@ -315,20 +315,15 @@ fn is_dedup_string(k: &[u8]) -> bool {
 }
 
 /// A dedup shard string with the end of each section (unix ms of the
-/// server clock that wrote it, bytes 12..20 of each 24-byte marker, see
+/// server clock that wrote it, in seconds: bytes 8..12 of each marker, see
 /// `hot::dedup`) zeroed: the only bytes that differ between two servers
 /// given the same commands at different moments.
 fn without_section_ends(v: &[u8]) -> Vec<u8> {
-    use hotrank::hot::dedup::{ENTRY, MARKER, MARK_UPGRADED};
+    use hotrank::hot::dedup::{is_marker, ENTRY};
     let mut out = v.to_vec();
-    let mut i = 0;
-    while i + ENTRY <= out.len() {
-        let fp = u64::from_le_bytes(out[i..i + 8].try_into().expect("8 bytes"));
-        if fp >= MARK_UPGRADED && i + MARKER <= out.len() {
-            out[i + 12..i + 20].fill(0);
-            i += MARKER;
-        } else {
-            i += ENTRY;
+    for rec in out.chunks_exact_mut(ENTRY) {
+        if is_marker(u64::from_le_bytes(rec[..8].try_into().expect("8 bytes"))) {
+            rec[8..].fill(0);
         }
     }
     out

@@ -6,15 +6,16 @@
 //! *shard*: the pair's 64-bit fingerprint picks one of `S` shards.
 //!
 //! **The shard string** (this version) holds *sections*. A section is a
-//! 24-byte marker (two records: a reserved fingerprint, then the section's
-//! generation and its end, see [`marker`]) followed by entries
+//! 12-byte marker (the top 16 bits of its first 8 bytes set, which no
+//! entry's fingerprint has; the section's generation and its end, see
+//! [`marker`]) followed by entries
 //! `fingerprint (8 bytes LE) | t - g·W in ms (4 bytes LE)`, where the view
 //! time `t` falls in generation `g = t div W` (W = the dedup window).
 //! A section *ends* two windows of server time after it is opened (the
 //! marker holds that time, unix ms). A counted view appends its entry to
 //! the last section when that section is of its generation and ends at
 //! least one window later, else a new marker and its entry: every write
-//! is one `APPEND` of 12 or 36 bytes ([`plan_write`]). The string's expiry
+//! is one `APPEND` of 12 or 24 bytes ([`plan_write`]). The string's expiry
 //! is the latest end of its sections, so it moves (one `PEXPIREAT`) only
 //! when a section is opened, and it is never read from the key. An ended
 //! section is ignored, and the next counted view of the shard drops it
@@ -28,7 +29,7 @@
 //! two windows after it was created; a view at `t` read the strings of
 //! generations `g`, `g-1` and, when begun, `g+1` ([`generations`],
 //! [`seen_near`]). A view reads them only while the new string is missing
-//! or has a live section opened by [`MARK_UPGRADED`] (old strings of the
+//! or has a live section whose marker has [`UPGRADED_BIT`] (old strings of the
 //! view's generations existed when the new string was made).
 
 /// Bytes per entry.
@@ -129,40 +130,72 @@ pub fn seen_near(shards: &[(i64, &[u8])], fp: u64, t_ms: i64, window_ms: i64) ->
     })
 }
 
-/// The reserved fingerprint that opens a section (see the module docs).
-pub const MARK: u64 = u64::MAX;
-/// The reserved fingerprint that opens a section made while strings of the
-/// old layout existed: while that section lives, views also read them.
-pub const MARK_UPGRADED: u64 = u64::MAX - 1;
-/// Bytes of a section marker (two records).
-pub const MARKER: usize = 2 * ENTRY;
+/// The top 16 bits of a record that opens a section (see [`marker`]): no
+/// entry stores a fingerprint with them ([`stored`]).
+pub const MARK_TAG: u64 = 0xffff << 48;
+/// The bit of a marker that says strings of the old layout existed when
+/// the section was made: while that section lives, views also read them.
+pub const UPGRADED_BIT: u64 = 1 << 47;
+/// Bytes of a section marker (one record).
+pub const MARKER: usize = ENTRY;
 /// The longest single append: a marker and an entry.
 pub const MAX_APPEND: usize = MARKER + ENTRY;
+/// Bits of the generation in a marker (two's complement).
+const GEN_BITS: u32 = 47;
+
+/// Whether the first 8 bytes of a record (LE) make it a section marker.
+pub fn is_marker(x: u64) -> bool {
+    x & MARK_TAG == MARK_TAG
+}
 
 /// The fingerprint an entry of the shard string stores for a pair: its
-/// fingerprint, except that the two reserved values (a chance of 2⁻⁶³) are
-/// moved next to them.
+/// fingerprint, except that one whose top 16 bits are all set (a chance of
+/// 2⁻¹⁶) has bit 48 cleared, so no entry reads as a marker.
 pub fn stored(fp: u64) -> u64 {
-    if fp >= MARK_UPGRADED {
-        fp - 2
+    if is_marker(fp) {
+        fp & !(1 << 48)
     } else {
         fp
     }
 }
 
+/// The end of a section opened at server time `now_ms` with window
+/// `window_ms`: two windows later, rounded up to a whole second (unix ms),
+/// within what a marker holds (unix seconds as a u32, up to 2106).
+pub fn section_end(now_ms: i64, window_ms: i64) -> i64 {
+    let at = now_ms.saturating_add(window_ms.saturating_mul(2));
+    at.div_euclid(1000)
+        .saturating_add(i64::from(at.rem_euclid(1000) != 0))
+        .clamp(0, i64::from(u32::MAX))
+        * 1000
+}
+
 /// The marker of a section of generation `gen` that ends at `until` (unix
-/// ms, server time): `tag (8) | gen low 32 bits (4)`, then
-/// `until (8, i64 LE) | gen high 32 bits (4)`. `upgraded`: tag
-/// [`MARK_UPGRADED`], else [`MARK`].
+/// ms, server time, a whole second from [`section_end`]): one record,
+/// `MARK_TAG | upgraded bit 47 | gen in bits 0–46 (8 bytes LE)` then
+/// `until in unix seconds (4 bytes LE u32)`. A view time's generation
+/// always fits 47 bits (`AT` stops at year 9999, the window is ≥ 1 s).
 pub fn marker(gen: i64, until: i64, upgraded: bool) -> [u8; MARKER] {
-    let tag = if upgraded { MARK_UPGRADED } else { MARK };
-    let g = gen.to_le_bytes();
+    let g = (gen as u64) & ((1 << GEN_BITS) - 1);
+    let head = MARK_TAG | if upgraded { UPGRADED_BIT } else { 0 } | g;
+    let secs = until.div_euclid(1000).clamp(0, i64::from(u32::MAX)) as u32;
     let mut m = [0u8; MARKER];
-    m[..8].copy_from_slice(&tag.to_le_bytes());
-    m[8..12].copy_from_slice(&g[..4]);
-    m[12..20].copy_from_slice(&until.to_le_bytes());
-    m[20..24].copy_from_slice(&g[4..]);
+    m[..8].copy_from_slice(&head.to_le_bytes());
+    m[8..].copy_from_slice(&secs.to_le_bytes());
     m
+}
+
+/// A marker record's (generation, end in unix ms, upgraded); `None` for an
+/// entry.
+fn decode_marker(rec: &[u8]) -> Option<(i64, i64, bool)> {
+    let head = u64::from_le_bytes(le8(rec));
+    if !is_marker(head) {
+        return None;
+    }
+    let shift = 64 - GEN_BITS;
+    let gen = ((head << shift) as i64) >> shift;
+    let secs = u32::from_le_bytes([rec[8], rec[9], rec[10], rec[11]]);
+    Some((gen, i64::from(secs) * 1000, head & UPGRADED_BIT != 0))
 }
 
 /// One section of a shard string.
@@ -177,31 +210,28 @@ struct Section {
 }
 
 /// The sections of a well-formed shard string, in order; `None` when the
-/// string is not one this module writes (not whole records, not opened by
-/// a marker, or ending inside a marker).
+/// string is not one this module writes (not whole records, or an entry
+/// before the first marker).
 fn sections(bytes: &[u8]) -> Option<Vec<Section>> {
+    if !bytes.len().is_multiple_of(ENTRY) {
+        return None;
+    }
     let mut out: Vec<Section> = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let rec = bytes.get(i..i + ENTRY)?;
-        let fp = u64::from_le_bytes(le8(rec));
-        if fp >= MARK_UPGRADED {
-            let m = bytes.get(i..i + MARKER)?;
+    for (n, rec) in bytes.chunks_exact(ENTRY).enumerate() {
+        let i = n * ENTRY;
+        if let Some((gen, until, upgraded)) = decode_marker(rec) {
             if let Some(last) = out.last_mut() {
                 last.end = i;
             }
             out.push(Section {
-                gen: marker_gen(m),
-                until: i64::from_le_bytes(le8(&m[12..])),
-                upgraded: fp == MARK_UPGRADED,
+                gen,
+                until,
+                upgraded,
                 start: i,
                 end: bytes.len(),
             });
-            i += MARKER;
         } else if out.is_empty() {
             return None;
-        } else {
-            i += ENTRY;
         }
     }
     Some(out)
@@ -209,10 +239,6 @@ fn sections(bytes: &[u8]) -> Option<Vec<Section>> {
 
 fn le8(b: &[u8]) -> [u8; 8] {
     [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]
-}
-
-fn marker_gen(m: &[u8]) -> i64 {
-    i64::from_le_bytes([m[8], m[9], m[10], m[11], m[20], m[21], m[22], m[23]])
 }
 
 /// What a view found in its pair's shard string ([`scan`]).
@@ -244,24 +270,19 @@ pub fn scan(bytes: &[u8], fp: u64, t_ms: i64, window_ms: i64, now_ms: i64) -> Op
     let mut f = Found::default();
     let mut base: Option<i64> = None;
     let mut live = false;
-    let mut i = 0;
-    while i < bytes.len() {
-        let rec = &bytes[i..i + ENTRY];
+    for rec in bytes.chunks_exact(ENTRY) {
         let x = u64::from_le_bytes(le8(rec));
-        if x >= MARK_UPGRADED {
-            let m = bytes.get(i..i + MARKER)?;
-            let until = i64::from_le_bytes(le8(&m[12..]));
-            let gen = marker_gen(m);
+        if is_marker(x) {
+            let (gen, until, upgraded) = decode_marker(rec)?;
             live = until > now_ms;
             base = Some(gen.saturating_mul(window_ms));
             if live {
                 f.last = Some((gen, until));
                 f.max_until = Some(f.max_until.map_or(until, |m| m.max(until)));
-                f.upgraded |= x == MARK_UPGRADED;
+                f.upgraded |= upgraded;
             } else {
                 f.ended = true;
             }
-            i += MARKER;
             continue;
         }
         let b = base?;
@@ -269,7 +290,6 @@ pub fn scan(bytes: &[u8], fp: u64, t_ms: i64, window_ms: i64, now_ms: i64) -> Op
             let off = i64::from(u32::from_le_bytes([rec[8], rec[9], rec[10], rec[11]]));
             f.duplicate |= crate::hot::is_duplicate(Some(b.saturating_add(off)), t_ms, window_ms);
         }
-        i += ENTRY;
     }
     Some(f)
 }
@@ -279,7 +299,7 @@ pub fn scan(bytes: &[u8], fp: u64, t_ms: i64, window_ms: i64, now_ms: i64) -> Op
 pub enum Write {
     /// The string is new: `SET name value PXAT expire_at`.
     Create { value: Vec<u8>, expire_at: i64 },
-    /// `APPEND name bytes` (12 or 36 bytes), then `PEXPIREAT name at`
+    /// `APPEND name bytes` (12 or 24 bytes), then `PEXPIREAT name at`
     /// when `expire_at` is set (a section that ends later was opened).
     Append {
         bytes: [u8; MAX_APPEND],
@@ -294,11 +314,11 @@ pub enum Write {
 /// `now_ms`, window `window_ms` ≥ 1. `existing`: the shard string and what
 /// [`scan`] found in it, `None` when the string is missing. `upgraded`:
 /// for a new string, whether old layout strings of the view's generations
-/// exist (its section is then opened by [`MARK_UPGRADED`]).
+/// exist (its section's marker then has [`UPGRADED_BIT`]).
 ///
 /// The entry goes into the last live section when it is of the view's
 /// generation and ends at least one window from now; otherwise a new
-/// section is opened, ending two windows from now. The string's expiry is
+/// section is opened, ending two windows from now ([`section_end`]). The string's expiry is
 /// kept at the latest end of its sections, so it moves only when a section
 /// is opened, and an entry lives at least one window of server time.
 /// Decided from these values only (not the key's TTL), so a replica or an
@@ -313,7 +333,7 @@ pub fn plan_write(
 ) -> Write {
     let gen = generation(t_ms, window_ms);
     let e = entry(stored(fp), t_ms, window_ms);
-    let ahead = now_ms.saturating_add(window_ms.saturating_mul(2));
+    let ahead = section_end(now_ms, window_ms);
     let Some((bytes, found)) = existing else {
         let mut value = Vec::with_capacity(MAX_APPEND);
         value.extend_from_slice(&marker(gen, ahead, upgraded));
@@ -520,22 +540,23 @@ mod tests {
 
     #[test]
     fn markers_round_trip_and_stored_fingerprints_avoid_them() {
-        let m = marker(-3, 1_700_000_000_000, true);
-        let s = sections(&m).expect("a marker alone is a section");
-        assert_eq!(s.len(), 1);
-        assert_eq!(
-            (s[0].gen, s[0].until, s[0].upgraded),
-            (-3, 1_700_000_000_000, true)
-        );
-        let m = marker(i64::MAX, i64::MIN, false);
-        let s = sections(&m).expect("section");
-        assert_eq!(
-            (s[0].gen, s[0].until, s[0].upgraded),
-            (i64::MAX, i64::MIN, false)
-        );
-        assert_eq!(stored(MARK), MARK - 2);
-        assert_eq!(stored(MARK_UPGRADED), MARK_UPGRADED - 2);
+        for (gen, until, up) in [
+            (-3, 1_700_000_000_000, true),
+            ((1 << 46) - 1, i64::from(u32::MAX) * 1000, false),
+            (-(1 << 46), 0, true),
+        ] {
+            let m = marker(gen, until, up);
+            let s = sections(&m).expect("a marker alone is a section");
+            assert_eq!(s.len(), 1);
+            assert_eq!((s[0].gen, s[0].until, s[0].upgraded), (gen, until, up));
+        }
+        let reserved = MARK_TAG | 5;
+        assert!(is_marker(reserved) && !is_marker(stored(reserved)));
+        assert_eq!(stored(reserved), reserved & !(1 << 48));
         assert_eq!(stored(7), 7);
+        assert_eq!(section_end(1_000, 900_000), 1_801_000);
+        assert_eq!(section_end(1_001, 900_000), 1_802_000);
+        assert_eq!(section_end(i64::MAX, 900_000), i64::from(u32::MAX) * 1000);
     }
 
     #[test]
@@ -546,7 +567,6 @@ mod tests {
         // Not whole records; an entry before any marker; a marker cut short.
         assert!(scan(&[0u8; 13], fp, t, w, now).is_none());
         assert!(scan(&entry(fp, t, w), fp, t, w, now).is_none());
-        assert!(scan(&marker(1, now + w, false)[..12], fp, t, w, now).is_none());
         assert!(sections(&entry(fp, t, w)).is_none());
         let mut ok = marker(generation(t, w), now + w, false).to_vec();
         ok.extend_from_slice(&entry(stored(fp), t, w));
@@ -578,7 +598,7 @@ mod tests {
 
     #[test]
     fn ended_sections_are_dropped_and_the_expiry_moves_when_less_than_a_window_is_left() {
-        let w = 1000;
+        let w = 10_000;
         let fp = fingerprint(b"a", b"v");
         let create = plan_write(None, fp, 0, w, 0, false);
         let Write::Create { value, expire_at } = create else {
@@ -586,57 +606,57 @@ mod tests {
         };
         assert_eq!(expire_at, 2 * w);
         // Half a window later, same generation: a 12-byte append, no expiry move.
-        let f = scan(&value, fp, 500, w, 500).expect("ok");
+        let f = scan(&value, fp, 5_000, w, 5_000).expect("ok");
         assert!(f.duplicate);
         let fp2 = fingerprint(b"a", b"w");
-        let f = scan(&value, fp2, 500, w, 500).expect("ok");
-        match plan_write(Some((&value, f)), fp2, 500, w, 500, false) {
+        let f = scan(&value, fp2, 5_000, w, 5_000).expect("ok");
+        match plan_write(Some((&value, f)), fp2, 5_000, w, 5_000, false) {
             Write::Append { len, expire_at, .. } => assert_eq!((len, expire_at), (ENTRY, None)),
             other => panic!("{other:?}"),
         }
         // 1.5 windows later: the next generation, less than a window left.
-        let f = scan(&value, fp2, 1500, w, 1500).expect("ok");
-        match plan_write(Some((&value, f)), fp2, 1500, w, 1500, false) {
+        let f = scan(&value, fp2, 15_000, w, 15_000).expect("ok");
+        match plan_write(Some((&value, f)), fp2, 15_000, w, 15_000, false) {
             Write::Append { len, expire_at, .. } => {
-                assert_eq!((len, expire_at), (MAX_APPEND, Some(1500 + 2 * w)))
+                assert_eq!((len, expire_at), (MAX_APPEND, Some(15_000 + 2 * w)))
             }
             other => panic!("{other:?}"),
         }
         // Same generation, but its section ends in less than a window: a
         // new section, and the expiry moves to its end.
-        let f = scan(&value, fp2, 999, w, 1200).expect("ok");
-        match plan_write(Some((&value, f)), fp2, 999, w, 1200, false) {
+        let f = scan(&value, fp2, 9_990, w, 12_000).expect("ok");
+        match plan_write(Some((&value, f)), fp2, 9_990, w, 12_000, false) {
             Write::Append { len, expire_at, .. } => {
-                assert_eq!((len, expire_at), (MAX_APPEND, Some(1200 + 2 * w)))
+                assert_eq!((len, expire_at), (MAX_APPEND, Some(12_000 + 2 * w)))
             }
             other => panic!("{other:?}"),
         }
         // Two windows later the first section has ended: a rewrite without it.
         let mut two = value.clone();
-        two.extend_from_slice(&marker(1, 1500 + 2 * w, false));
-        two.extend_from_slice(&entry(stored(fp2), 1500, w));
-        let f = scan(&two, fp, 2100, w, 2100).expect("ok");
+        two.extend_from_slice(&marker(1, 15_000 + 2 * w, false));
+        two.extend_from_slice(&entry(stored(fp2), 15_000, w));
+        let f = scan(&two, fp, 21_000, w, 21_000).expect("ok");
         assert!(f.ended && !f.duplicate);
-        assert_eq!((f.last, f.max_until), (Some((1, 3500)), Some(3500)));
-        // Into the live section of generation 1 (1,400 ms left).
-        let f = scan(&two, fp, 1600, w, 2100).expect("ok");
-        match plan_write(Some((&two, f)), fp, 1600, w, 2100, false) {
+        assert_eq!((f.last, f.max_until), (Some((1, 35_000)), Some(35_000)));
+        // Into the live section of generation 1 (14 s left).
+        let f = scan(&two, fp, 16_000, w, 21_000).expect("ok");
+        match plan_write(Some((&two, f)), fp, 16_000, w, 21_000, false) {
             Write::Rewrite { value, expire_at } => {
-                assert_eq!(expire_at, 3500);
+                assert_eq!(expire_at, 35_000);
                 assert_eq!(&value[..MARKER + ENTRY], &two[MARKER + ENTRY..]);
                 assert_eq!(value.len(), MARKER + 2 * ENTRY);
             }
             other => panic!("{other:?}"),
         }
         // Generation 2: a new section after it, and the expiry at its end.
-        let f = scan(&two, fp, 2100, w, 2100).expect("ok");
-        match plan_write(Some((&two, f)), fp, 2100, w, 2100, false) {
+        let f = scan(&two, fp, 21_000, w, 21_000).expect("ok");
+        match plan_write(Some((&two, f)), fp, 21_000, w, 21_000, false) {
             Write::Rewrite { value, expire_at } => {
-                assert_eq!(expire_at, 4100);
+                assert_eq!(expire_at, 41_000);
                 assert_eq!(&value[..MARKER + ENTRY], &two[MARKER + ENTRY..]);
                 assert_eq!(
                     &value[MARKER + ENTRY..2 * MARKER + ENTRY],
-                    &marker(2, 4100, false)
+                    &marker(2, 41_000, false)
                 );
                 assert_eq!(value.len(), 2 * (MARKER + ENTRY));
             }
