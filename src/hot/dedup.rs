@@ -11,26 +11,28 @@
 //! [`marker`]) followed by entries
 //! `fingerprint (8 bytes LE) | t - g·W in ms (4 bytes LE)`, where the view
 //! time `t` falls in generation `g = t div W` (W = the dedup window).
-//! A section *ends* two windows of server time after it is opened (the
-//! marker holds that time, unix ms). A counted view appends its entry to
-//! the last section when that section is of its generation and ends at
-//! least one window later, else a new marker and its entry: every write
-//! is one `APPEND` of 12 or 24 bytes ([`plan_write`]). The string's expiry
-//! is the latest end of its sections, so it moves (one `PEXPIREAT`) only
-//! when a section is opened, and it is never read from the key. An ended
-//! section is ignored, and the next counted view of the shard drops it
-//! (one rewrite of the string, [`rewrite`]). So an entry lives at least
-//! one window of server time after it is written, a view scans one string
-//! whatever its `AT`, and views replayed out of order dedup as views in
-//! order: sections are kept by server time, not by view time.
+//! A section *ends* two windows of server time after it is opened, rounded
+//! up to a second (the marker holds that time, in unix seconds). A counted
+//! view appends its entry to the last section when that section is of its
+//! generation and ends at least one window later, else a new marker and
+//! its entry: every write is one `APPEND` of 12 or 24 bytes
+//! ([`plan_write`]). The string's expiry is the latest end of its
+//! sections, so it moves (one `PEXPIREAT`) only when a section is opened,
+//! and it is never read from the key. An ended section is ignored, and the
+//! next counted view of the shard drops it (one rewrite of the string,
+//! [`rewrite`]). So an entry lives at least one window of server time after
+//! it is written, a view scans one string whatever its `AT`, and views
+//! replayed out of order dedup as views in order: sections are kept by
+//! server time, not by view time.
 //!
-//! **The old layout** (up to 0.2.0, read only, for one window after an
-//! upgrade): one string per (generation, shard), of entries only, expiring
-//! two windows after it was created; a view at `t` read the strings of
-//! generations `g`, `g-1` and, when begun, `g+1` ([`generations`],
-//! [`seen_near`]). A view reads them only while the new string is missing
-//! or has a live section whose marker has [`UPGRADED_BIT`] (old strings of the
-//! view's generations existed when the new string was made).
+//! **The old layout** (up to hotrank 0.2.0; read only, for up to two
+//! windows after an upgrade): one string per (generation, shard), of
+//! entries only, expiring two windows after it was created; a view at `t`
+//! read the strings of generations `g`, `g-1` and, when begun, `g+1`
+//! ([`generations`], [`seen_near`]). A view reads them only while the new
+//! string is missing or has a live section whose marker has
+//! [`UPGRADED_BIT`] (old strings of the view's generations existed when
+//! the new string was made).
 
 /// Bytes per entry.
 pub const ENTRY: usize = 12;
