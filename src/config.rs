@@ -163,7 +163,7 @@ pub static GAMMA: FloatConfig = FloatConfig::new("gamma", Formula::DEFAULT.gamma
 /// [`settings::DEDUP_SECONDS`]): a visitor's repeat views of an article
 /// within this many seconds (of view time) count once. 0 turns dedup off.
 pub static DEDUP_SECONDS: IntConfig = IntConfig::spec(settings::DEDUP_SECONDS);
-/// `hotrank.dedup-shards`: strings per dedup generation of a new board;
+/// `hotrank.dedup-shards`: dedup strings (shards) of a new board;
 /// about active pairs / 200 keeps each lookup short.
 pub static DEDUP_SHARDS: IntConfig = IntConfig::spec(settings::DEDUP_SHARDS);
 /// `hotrank.visitor-max-views`: views of one visitor on one board within

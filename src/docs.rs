@@ -212,7 +212,7 @@ const HOT_SETTINGS: [Arg; 11] = [
         .summary("repeat views of a pair within this many seconds count once, 0 (off) to 4294967"),
     integer("shards")
         .token("DEDUP-SHARDS")
-        .summary("dedup strings per generation, 1 to 65536"),
+        .summary("dedup strings (shards) of the board, 1 to 65536"),
     integer("views")
         .token("VISITOR-MAX-VIEWS")
         .summary("views of a visitor per window above which they are suspicious, 0 (off) to 1e9"),

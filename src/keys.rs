@@ -25,8 +25,10 @@ pub enum Kind {
     HotBoard,
     /// RANK board layout (string).
     Layout,
-    /// Compact dedup shard of one generation (string of 12-byte entries);
-    /// one part: `<window s>:<generation>:<shard>`.
+    /// Compact dedup shard (string of sections of 12-byte records, see
+    /// `hot::dedup`); one part: `<window s>:<shard>`. The layout before
+    /// it, read for one window after an upgrade, had one string per
+    /// generation: `<window s>:<generation>:<shard>`.
     Dedup,
     /// Views of one visitor in one window (string counter); parts:
     /// `<window s>:<window index>`, visitor.

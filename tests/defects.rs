@@ -139,8 +139,9 @@ fn dkey(board: &[u8], kind: Kind, parts: &[&[u8]]) -> Vec<u8> {
     keys::derived(board, kind, parts)
 }
 
-/// The name of the dedup shard of (article, visitor) for a view at `t_ms`,
-/// generation offset `dg` (0: the view's generation, -1: the one before).
+/// The name of the old layout's dedup string of (article, visitor) for a
+/// view at `t_ms`, generation offset `dg` (0: the view's generation, -1:
+/// the one before).
 fn dedup_shard_name(
     board: &[u8],
     article: &[u8],
@@ -781,7 +782,14 @@ fn dedup_shard_that_is_not_whole_entries_is_refused_and_nothing_is_written() {
     config_set(&mut c, "hotrank.dedup-shards", "4096");
     let t = (now_ms() / 1000 - 3600) * 1000;
     let mut failures = Vec::new();
-    for (dg, which) in [(0, "the view's generation"), (-1, "the generation before")] {
+    // The pair's shard string (`None`), and the old layout's strings of the
+    // view's generation and the one before, which a view reads while the
+    // shard string is missing.
+    for (dg, which) in [
+        (None, "the pair's shard"),
+        (Some(0), "the old layout's view generation"),
+        (Some(-1), "the old layout's generation before"),
+    ] {
         for existing_board in [false, true] {
             ok(&mut c, &[b"FLUSHALL"]);
             let b: &[u8] = b"hot:{dd}";
@@ -791,7 +799,13 @@ fn dedup_shard_that_is_not_whole_entries_is_refused_and_nothing_is_written() {
                     &[b"HOT.VIEW", b, b"other", b"v", b"AT", ts(t).as_bytes()],
                 );
             }
-            let shard = dedup_shard_name(b, b"a", b"v", t, 900, 4096, dg);
+            let shard = match dg {
+                Some(dg) => dedup_shard_name(b, b"a", b"v", t, 900, 4096, dg),
+                None => {
+                    let s = dedup::shard(dedup::fingerprint(b"a", b"v"), 4096);
+                    dkey(b, Kind::Dedup, &[format!("900:{s}").as_bytes()])
+                }
+            };
             ok(&mut c, &[b"SET", &shard, b"0123456789abc"]);
             let before = snapshot(&mut c);
             let what = format!(

@@ -537,6 +537,11 @@ impl Hostile {
             let part = format!("{}:{g}:{s}", cfg.dedup_s);
             keys::derived(bk, Kind::Dedup, &[part.as_bytes()])
         };
+        let new_shard = |cfg: &Cfg| {
+            let s = dedup::shard(dedup::fingerprint(&a, &visitor), cfg.shards);
+            let part = format!("{}:{s}", cfg.dedup_s);
+            keys::derived(bk, Kind::Dedup, &[part.as_bytes()])
+        };
         // (key, plant commands)
         let plants: Vec<(Vec<u8>, Vec<Command>)> = match kind {
             "pv" => {
@@ -572,12 +577,25 @@ impl Hostile {
                     ],
                 )]
             }
-            "dedup" | "dedup-prev" => {
-                let k = shard(if kind == "dedup" { 0 } else { -1 }, &self.cfg);
+            // The pair's shard string; or, with it gone, the old layout's
+            // string of the generation before, which a view then reads.
+            "dedup" => {
+                let k = new_shard(&self.cfg);
                 vec![(
                     k.clone(),
                     vec![vec![b"SET".to_vec(), k, b"0123456789abc".to_vec()]],
                 )]
+            }
+            "dedup-prev" => {
+                let n = new_shard(&self.cfg);
+                let k = shard(-1, &self.cfg);
+                vec![
+                    (n.clone(), vec![vec![b"DEL".to_vec(), n]]),
+                    (
+                        k.clone(),
+                        vec![vec![b"SET".to_vec(), k, b"0123456789abc".to_vec()]],
+                    ),
+                ]
             }
             "vv" => vec![(
                 vv_key.clone(),

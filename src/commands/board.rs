@@ -333,7 +333,27 @@ pub(super) fn settings_of(rec: Option<BoardRecord>) -> BoardSettings {
         .unwrap_or_else(|| config::board_settings(0))
 }
 
-/// The name of dedup shard `shard` of generation `gen` for a board with
+/// The name of dedup shard `shard` for a board with settings `s`:
+/// `dd:<window s>:<shard>`, after the board's incarnation id when it is not
+/// 0 (the string of [`crate::hot::dedup`]'s sections). ACL-checked for
+/// writing when `write`.
+pub(super) fn dedup_shard_name(
+    b: &BoardCtx,
+    s: &BoardSettings,
+    shard: i64,
+    write: bool,
+) -> Res<RedisString> {
+    let part = IntsText::new(&[s.dedup_ms() / 1000, shard]);
+    if s.id == 0 {
+        b.derived(Kind::Dedup, &[part.as_bytes()], write)
+    } else {
+        let id = IntText::new(s.id);
+        b.derived(Kind::Dedup, &[id.as_bytes(), part.as_bytes()], write)
+    }
+}
+
+/// The name of the old layout's dedup shard `shard` of generation `gen`
+/// (up to 0.2.0, read for one window after an upgrade) for a board with
 /// settings `s`: `dd:<window s>:<gen>:<shard>`, after the board's
 /// incarnation id when it is not 0. ACL-checked for writing when `write`.
 pub(super) fn dedup_name(

@@ -10,7 +10,9 @@
 
 use super::article::facts;
 use super::board::settings_of;
-use super::board::{board_record, check_hot_board, dedup_name, published_and_last_view};
+use super::board::{
+    board_record, check_hot_board, dedup_name, dedup_shard_name, published_and_last_view,
+};
 use super::{bulk, counter_of, effect, zadd_effect, Args, BoardCtx, Fail, Res};
 use crate::config;
 use crate::ffi::{self, Event, KeyKind};
@@ -388,8 +390,9 @@ fn memory_usage(b: &BoardCtx, name: &RedisString) -> i64 {
     }
 }
 
-/// The dedup shards of the board that may exist now (the current dedup
-/// window and shard count; the generations a view may still read).
+/// The dedup shard strings of the board that exist now (the current dedup
+/// window and shard count): one per shard, and the old layout's of the
+/// generations a view may still read after an upgrade.
 fn dedup_shard_names(b: &BoardCtx, settings: &BoardSettings, now: i64) -> Res<Vec<RedisString>> {
     let window = settings.dedup_ms();
     let mut out = Vec::new();
@@ -398,8 +401,12 @@ fn dedup_shard_names(b: &BoardCtx, settings: &BoardSettings, now: i64) -> Res<Ve
     }
     let g = dedup::generation(now, window);
     let shards = settings.dedup_shards();
-    for gen in [g - 2, g - 1, g, g + 1] {
-        for s in 0..shards {
+    for s in 0..shards {
+        let name = dedup_shard_name(b, settings, s, false)?;
+        if b.exists(&name)? {
+            out.push(name);
+        }
+        for gen in [g - 2, g - 1, g, g + 1] {
             let name = dedup_name(b, settings, gen, s, false)?;
             if b.exists(&name)? {
                 out.push(name);

@@ -8,8 +8,9 @@
 
 use super::article::article_counts_whole;
 use super::board::{
-    dedup_name, expire_effect, hset_effect, not_ours, open_hll, overflow, published_and_last_view,
-    refresh_retention, uv_of, view_error, write_record, BoardState, LAST_VIEW, PUBLISHED_AT,
+    dedup_name, dedup_shard_name, expire_effect, hset_effect, not_ours, open_hll, overflow,
+    published_and_last_view, refresh_retention, uv_of, view_error, write_record, BoardState,
+    LAST_VIEW, PUBLISHED_AT,
 };
 use super::hot::{expired_fronts, upkeep};
 use super::hot_admin::index_add;
@@ -182,8 +183,9 @@ fn view_request<'a>(args: &mut Args<'a>, replicated: bool) -> Res<Request<'a>> {
 }
 
 /// Names of the keys one view may touch, each ACL-checked for writing
-/// (read for the dedup shards of other generations). The publish index is
-/// named in [`read`], only when the view may write it.
+/// (the old layout's dedup strings, read only, are named and checked for
+/// reading in [`read_old_dedup`]). The publish index is named in [`read`],
+/// only when the view may write it.
 struct ViewKeys {
     pv: RedisString,
     uv: RedisString,
@@ -191,9 +193,10 @@ struct ViewKeys {
     hb: RedisString,
     /// Visitor-views counter, when the abnormal-traffic check is on.
     vv: Option<RedisString>,
-    /// Dedup shards, when dedup is on: (generation, name); the first is
-    /// the view's own generation, the one a counted view appends to.
-    dedup: Vec<(i64, RedisString)>,
+    /// The pair's dedup shard string, when dedup is on.
+    dedup: Option<RedisString>,
+    /// The pair's dedup shard (0 when dedup is off).
+    dedup_shard: i64,
     /// The dedup window (ms, 0 = off).
     window: i64,
     /// The board's settings.
@@ -206,14 +209,12 @@ impl ViewKeys {
     fn new(b: &BoardCtx, r: &Request, s: &BoardSettings, hb: RedisString) -> Res<Self> {
         let window = s.dedup_ms();
         let id = IntText::new(s.id);
-        let mut dedup = Vec::new();
-        if window > 0 {
-            let shard = dedup::shard(r.fp, s.dedup_shards() as u32);
-            let (gens, n) = dedup::generations(r.t, window, r.now);
-            for (i, g) in gens[..n].iter().enumerate() {
-                dedup.push((*g, dedup_name(b, s, *g, i64::from(shard), i == 0)?));
-            }
-        }
+        let (dedup, dedup_shard) = if window > 0 {
+            let shard = i64::from(dedup::shard(r.fp, s.dedup_shards() as u32));
+            (Some(dedup_shard_name(b, s, shard, true)?), shard)
+        } else {
+            (None, 0)
+        };
         let vv = if s.visitor_max_views() > 0 {
             let vwin = s.visitor_window_ms();
             let w = IntsText::new(&[vwin / 1000, r.t.div_euclid(vwin)]);
@@ -237,6 +238,7 @@ impl ViewKeys {
             hb,
             vv,
             dedup,
+            dedup_shard,
             window,
             settings: *s,
         })
@@ -259,8 +261,8 @@ struct ViewHandles {
     /// The article index, open when the article has no PV counter yet (its
     /// first counted or suspicious view may be its first key).
     ix: Option<(RedisString, ffi::Key)>,
-    /// The own generation's dedup shard (written by a counted view).
-    dedup: Option<ffi::Key>,
+    /// The pair's dedup shard string (written by a counted view).
+    dedup: Option<DedupRead>,
     /// The trending ZSET, open on a board that keeps one.
     trending: Option<(RedisString, ffi::Key)>,
     /// Whether the article is on the board before this view.
@@ -352,24 +354,114 @@ fn read(
     })
 }
 
-/// Opens the dedup shards: whether one holds a counted view of the pair
-/// within the window, and the own generation's shard, open for writing.
-fn read_dedup(b: &BoardCtx, k: &ViewKeys, r: &Request) -> Res<(bool, Option<ffi::Key>)> {
-    let (mut duplicate, mut own) = (false, None);
-    for (i, (g, name)) in k.dedup.iter().enumerate() {
-        let h = b.open(name, KeyKind::String, i == 0)?;
+/// The pair's dedup shard string, open for writing, and what was read.
+struct DedupRead {
+    key: ffi::Key,
+    /// What [`dedup::scan`] found in it; `None` when it is missing.
+    found: Option<dedup::Found>,
+    /// Strings of the old layout (of the view's generations) exist: a new
+    /// string is made with a section that says so.
+    upgraded: bool,
+}
+
+/// Opens the pair's dedup shard string: whether it (or, while it is missing
+/// or says so, the old layout's strings) holds a counted view of the pair
+/// within the window. A string that is not sections of 12-byte records is
+/// refused, never read misaligned.
+fn read_dedup(b: &BoardCtx, k: &ViewKeys, r: &Request) -> Res<(bool, Option<DedupRead>)> {
+    let Some(name) = &k.dedup else {
+        return Ok((false, None));
+    };
+    let key = b.open(name, KeyKind::String, true)?;
+    let found = match key.kind() {
+        KeyKind::Empty => None,
+        _ => Some(
+            dedup::scan(key.read(), r.fp, r.t, k.window, r.now).ok_or_else(|| {
+                not_ours(
+                    name,
+                    "is not a hotrank dedup shard (sections of 12-byte records)",
+                )
+            })?,
+        ),
+    };
+    let mut duplicate = found.is_some_and(|f| f.duplicate);
+    let mut upgraded = false;
+    if !duplicate && found.is_none_or(|f| f.upgraded) {
+        (duplicate, upgraded) = read_old_dedup(b, k, r)?;
+    }
+    let d = DedupRead {
+        key,
+        found,
+        upgraded,
+    };
+    Ok((duplicate, Some(d)))
+}
+
+/// The old layout's dedup strings of the view's generations (see
+/// [`dedup`]; read only, ACL-checked for reading): whether one holds a
+/// counted view of the pair within the window, and whether any exists.
+fn read_old_dedup(b: &BoardCtx, k: &ViewKeys, r: &Request) -> Res<(bool, bool)> {
+    let (gens, n) = dedup::generations(r.t, k.window, r.now);
+    let (mut duplicate, mut any) = (false, false);
+    for g in &gens[..n] {
+        let name = dedup_name(b, &k.settings, *g, k.dedup_shard, false)?;
+        let h = b.open(&name, KeyKind::String, false)?;
+        if h.kind() == KeyKind::Empty {
+            continue;
+        }
         if !dedup::well_formed(h.read()) {
             return Err(not_ours(
-                name,
+                &name,
                 "is not a hotrank dedup shard (12-byte entries)",
             ));
         }
+        any = true;
         duplicate = duplicate || dedup::seen_near(&[(*g, h.read())], r.fp, r.t, k.window);
-        if i == 0 {
-            own = Some(h);
+    }
+    Ok((duplicate, any))
+}
+
+/// Writes a counted view's dedup entry ([`dedup::plan_write`]): a new
+/// string or a rewrite is one replicated `SET … PXAT`, an entry one
+/// `APPEND`, followed by `PEXPIREAT` when it opened a section that ends
+/// after the others (the string's expiry is the latest end).
+fn write_dedup(
+    ctx: &Context,
+    name: &RedisString,
+    d: &mut DedupRead,
+    r: &Request,
+    window: i64,
+) -> Res<()> {
+    let existing = d.found.map(|f| (d.key.read(), f));
+    match dedup::plan_write(existing, r.fp, r.t, window, r.now, d.upgraded) {
+        dedup::Write::Create { value, expire_at } | dedup::Write::Rewrite { value, expire_at } => {
+            d.key.write(&value)?;
+            d.key.expire_at(expire_at, r.now);
+            let at_s = IntText::new(expire_at);
+            let args = [&value[..], b"PXAT", at_s.as_bytes()];
+            effect(ctx, name, Event::String, c"set", c"SET", &args);
+            ffi::notify(ctx, Event::Generic, c"expire", name);
+        }
+        dedup::Write::Append {
+            bytes,
+            len,
+            expire_at,
+        } => {
+            d.key.append(&bytes[..len])?;
+            effect(
+                ctx,
+                name,
+                Event::String,
+                c"append",
+                c"APPEND",
+                &[&bytes[..len]],
+            );
+            if let Some(at) = expire_at {
+                expire_effect(ctx, name, &mut d.key, at, r.now);
+            }
         }
     }
-    Ok((duplicate, own))
+    Ok(())
 }
 
 impl ViewHandles {
@@ -561,21 +653,8 @@ fn write_board(
         p.zset_add(c.published as f64, r.article)?;
         zadd_effect(ctx, name, &ScoreText::new(c.published as f64), r.article);
     }
-    if let (Some((_, cur)), Some(cur_h)) = (k.dedup.first(), &mut h.dedup) {
-        let fresh = cur_h.kind() == KeyKind::Empty;
-        let e = dedup::entry(r.fp, r.t, k.window);
-        cur_h.append(&e)?;
-        if fresh {
-            // A new shard with its expiry: one replicated SET … PXAT.
-            let at = r.now + 2 * k.window;
-            cur_h.expire_at(at, r.now);
-            let at_s = IntText::new(at);
-            let args = [&e[..], b"PXAT", at_s.as_bytes()];
-            effect(ctx, cur, Event::String, c"set", c"SET", &args);
-            ffi::notify(ctx, Event::Generic, c"expire", cur);
-        } else {
-            effect(ctx, cur, Event::String, c"append", c"APPEND", &[&e]);
-        }
+    if let (Some(name), Some(d)) = (&k.dedup, &mut h.dedup) {
+        write_dedup(ctx, name, d, r, k.window)?;
     }
     Ok(())
 }

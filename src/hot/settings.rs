@@ -37,7 +37,7 @@ pub const DEDUP_SECONDS: IntSpec = IntSpec {
     min: 0,
     max: super::dedup::MAX_WINDOW_MS / 1000,
 };
-/// `dedup-shards`: strings per dedup generation (part of the shard names).
+/// `dedup-shards`: dedup strings (shards) of a board (part of their names).
 pub const DEDUP_SHARDS: IntSpec = IntSpec {
     name: "dedup-shards",
     default: 4096,
@@ -195,7 +195,7 @@ impl BoardSettings {
     pub fn dedup_ms(&self) -> i64 {
         self.ints[0] * 1000
     }
-    /// Dedup shards per generation.
+    /// Dedup shards (strings) of the board.
     pub fn dedup_shards(&self) -> i64 {
         self.ints[1]
     }

@@ -123,8 +123,15 @@ pub fn plant(c: &mut Connection) {
     ] {
         let fp = hotrank::hot::dedup::fingerprint(article, visitor);
         let shard = hotrank::hot::dedup::shard(fp, 4096);
-        for g in [gen, gen - 1] {
-            let name = d(Kind::Dedup, &[format!("900:{g}:{shard}").as_bytes()]);
+        // The pair's shard string, and the old layout's strings of the
+        // generations a view reads while it is missing.
+        let names = [
+            format!("900:{shard}"),
+            format!("900:{gen}:{shard}"),
+            format!("900:{}:{shard}", gen - 1),
+        ];
+        for part in &names {
+            let name = d(Kind::Dedup, &[part.as_bytes()]);
             add(vec![s("DEL"), name.clone()]);
             if list {
                 add(vec![s("RPUSH"), name, s("x")]);
