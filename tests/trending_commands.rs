@@ -140,6 +140,26 @@ fn create_and_alter_add_remove_and_refuse_a_change() {
     // Only the view since: 1 + 1.2 (a new visitor).
     assert_eq!(got.len(), 1);
     assert!((got[0].1 - 2.2).abs() < 1e-12, "{got:?}");
+
+    // Removed and added in one command: the landmark starts afresh, and
+    // the old sums go with it (they stayed, with no landmark, before).
+    ok(
+        &mut c,
+        &[
+            "HOT.ALTER",
+            b,
+            "TRENDING-HALF-LIFE",
+            "0",
+            "TRENDING-HALF-LIFE",
+            "1h",
+        ],
+    );
+    let i = info(&mut c, b);
+    assert_eq!(field(&i, "trending-landmark").as_deref(), Some("0"));
+    assert_eq!(field(&i, "trending-articles").as_deref(), Some("0"));
+    assert_eq!(zcard(&mut c, &tr(b)), 0);
+    // So another half-life is accepted at once.
+    ok(&mut c, &["HOT.ALTER", b, "TRENDING-HALF-LIFE", "2h"]);
 }
 
 #[test]

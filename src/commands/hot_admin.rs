@@ -101,7 +101,10 @@ pub(super) fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     check_hot_board(&b, &board_h, record.is_some())?;
     let mut pub_h = b.open(&pubidx, KeyKind::ZSet, true)?;
     let mut ix_h = b.open(&ix, KeyKind::ZSet, true)?;
-    let (tr, mut tr_h) = super::trending::open(&b, true)?;
+    let kept = record
+        .and_then(|r| r.settings)
+        .is_some_and(|s| s.trending());
+    let (tr, mut tr_h) = super::trending::open_maybe(&b, true, kept)?;
     let mut per_article = Vec::with_capacity(articles.len());
     for a in &articles {
         let mut k = ArticleKeys {
@@ -452,12 +455,20 @@ pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     drop((board, hb_h, ix_h));
     let mut keys = 0i64;
     let mut memory = 0i64;
-    for name in [b.key, &hb, &pubidx, &ix, &tr] {
+    for name in [b.key, &hb, &pubidx, &ix] {
         if b.exists(name)? {
             keys += 1;
             memory += memory_usage(&b, name);
         }
     }
+    // The trending ZSET: missing on a board without trending whatever the
+    // slot's state, so no TRYAGAIN for it there.
+    let (_, tr_h) = super::trending::open_maybe(&b, false, settings.trending())?;
+    if tr_h.kind() != KeyKind::Empty {
+        keys += 1;
+        memory += memory_usage(&b, &tr);
+    }
+    drop(tr_h);
     let shards = dedup_shard_names(&b, &settings, ffi::now_ms())?;
     keys += shards.len() as i64;
     for s in &shards {

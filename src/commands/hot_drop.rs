@@ -129,7 +129,16 @@ pub(super) fn drop_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let mut hb_h = b.open(&hb, KeyKind::String, true)?;
     let record = board_record(&hb, &hb_h)?;
     check_hot_board(&b, &board_h, record.is_some())?;
-    let mut tr_h = b.open(&tr, KeyKind::ZSet, true)?;
+    // A board without trending has no trending ZSET (a leftover is still
+    // deleted): missing, it says nothing about a slot move.
+    let kept = record
+        .and_then(|r| r.settings)
+        .is_some_and(|s| s.trending());
+    let mut tr_h = if kept {
+        b.open(&tr, KeyKind::ZSet, true)?
+    } else {
+        b.open_here(&tr, KeyKind::ZSet, true)?
+    };
     let guard = guard_ms(record.and_then(|r| r.settings).as_ref());
     let mut pub_h = b.open(&pubidx, KeyKind::ZSet, true)?;
     let ix_h = b.open(&ix, KeyKind::ZSet, true)?;

@@ -135,8 +135,8 @@ pub(super) fn alter_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
     s.apply(&pairs).map_err(setting_error)?;
     // Trending: a half-life changes only while the ranking is empty, and
     // a change (to 0, or from 0) starts it afresh.
-    let (tr, mut tr_h) = super::trending::open(&b, true)?;
     let old_ms = had.map_or(0, |h| h.trending_ms);
+    let (tr, mut tr_h) = super::trending::open_maybe(&b, true, old_ms > 0 || s.trending())?;
     let before = had.unwrap_or_default();
     if let Some(msg) = before.trending_change_error(&s, tr_h.len() > 0) {
         return Err(Fail::Msg(format!("ERR {msg}")));
@@ -153,7 +153,10 @@ pub(super) fn alter_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
         new.scored = Scored::By(s.formula.fingerprint());
     }
     b.claim_epoch()?;
-    if old_ms != s.trending_ms && tr_h.kind() != KeyKind::Empty {
+    // A half-life set anew (even to the same value, `… 0 … 6h` in one
+    // command) resets the landmark: the old sums go with it.
+    let reset = old_ms != s.trending_ms || (before.landmark.is_some() && s.landmark.is_none());
+    if reset && tr_h.kind() != KeyKind::Empty {
         b.delete_open(&mut [(&tr, &mut tr_h)], false);
     }
     write_scores(&b, &mut board, &rescored)?;

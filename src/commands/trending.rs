@@ -28,6 +28,19 @@ pub(super) fn open(b: &BoardCtx, write: bool) -> Res<(RedisString, ffi::Key)> {
     b.open_derived(Kind::Trending, &[], KeyKind::ZSet, write)
 }
 
+/// [`open`] where the board may keep no trending ranking (`kept` false):
+/// a missing trending ZSET then says nothing about a slot move, so it gets
+/// no `TRYAGAIN` (HOT.ALTER, HOT.REM, HOT.DROP and HOT.INFO run on a board
+/// without trending while its slot migrates, as before trending existed).
+pub(super) fn open_maybe(b: &BoardCtx, write: bool, kept: bool) -> Res<(RedisString, ffi::Key)> {
+    if kept {
+        return open(b, write);
+    }
+    let name = b.derived(Kind::Trending, &[], write)?;
+    let h = b.open_here(&name, KeyKind::ZSet, write)?;
+    Ok((name, h))
+}
+
 /// Applies a counted view's [`Step`] to the trending ZSET `name` (open for
 /// writing as `h`): a landmark set for the first time starts the ranking
 /// empty (what a board of an earlier life left is deleted), a landmark move
