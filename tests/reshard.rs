@@ -213,16 +213,24 @@ fn count_in_slot(c: &mut Connection, slot: u16) -> i64 {
         .expect("COUNTKEYSINSLOT")
 }
 
-/// `aof_current_size` of a node (bytes written to its AOF).
+/// Bytes a node has appended to its AOF: `aof_current_size` plus
+/// `aof_buffer_length`.
 fn aof_size(c: &mut Connection) -> i64 {
     let text: String = redis::cmd("INFO")
         .arg("persistence")
         .query(c)
         .expect("INFO");
-    text.lines()
-        .find_map(|l| l.strip_prefix("aof_current_size:"))
-        .and_then(|v| v.trim().parse().ok())
-        .expect("aof_current_size")
+    // The file plus what waits in the AOF buffer: with `appendfsync
+    // everysec` the server postpones a write (up to 2 s) while a background
+    // fsync runs, so the file alone can grow with an earlier command's
+    // bytes between two reads; the sum grows only with new writes.
+    let field = |name: &str| -> i64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{name} in INFO persistence"))
+    };
+    field("aof_current_size:") + field("aof_buffer_length:")
 }
 
 /// Turns the AOF on (CONFIG SET appendonly yes) and waits for its first
