@@ -1412,6 +1412,35 @@ impl Key {
         Ok(flags & raw::REDISMODULE_ZADD_ADDED as i32 != 0)
     }
 
+    /// Adds `incr` to `member`'s score in a ZSET (the member and the ZSET
+    /// are created when missing, from 0), as `ZINCRBY` does: one lookup
+    /// instead of [`Key::zset_score`] then [`Key::zset_add`]. Returns the
+    /// new score, `old + incr` (the same bits as that sum). Errors: the key
+    /// is not open, or the result is NaN (nothing written). Replication is
+    /// the caller's.
+    pub fn zset_incrby(&mut self, incr: f64, member: &RedisString) -> Result<f64, String> {
+        if self.raw.key.is_null() {
+            return Err("ERR cannot open the ZSET".into());
+        }
+        let mut flags: i32 = 0;
+        let mut new = 0.0;
+        // SAFETY: an open, writable key; ZsetIncrby copies the member and
+        // writes the new score to `new`.
+        let ok = unsafe {
+            raw::RedisModule_ZsetIncrby.expect("zset API")(
+                self.raw.key,
+                incr,
+                member.inner,
+                &mut flags,
+                &mut new,
+            )
+        };
+        if ok != raw::REDISMODULE_OK as i32 {
+            return Err("ERR could not add to the ZSET".into());
+        }
+        Ok(new)
+    }
+
     /// Removes `member` from a ZSET; whether it was there. A ZSET left empty
     /// is deleted (by the server, as ZREM does). Replication and keyspace
     /// events are the caller's.

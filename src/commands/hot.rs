@@ -8,14 +8,14 @@ use super::board::{
     refresh_retention, uv_of, BoardState,
 };
 use super::{
-    bulk, counter_of, trailing_at_clock, zadd_effect, Args, BoardCtx, CommandsMode, Fail, Res,
+    bulk, counter_of, trailing_at_clock, zadd_score_effect, Args, BoardCtx, CommandsMode, Fail, Res,
 };
 use crate::ffi::KeyKind;
 use crate::hot::settings::BoardSettings;
 use crate::hot::{in_window, Formula, TopN};
 use crate::keys::Kind;
 use crate::parse::{format_score, format_time_ms, parse_count, parse_duration_ms, parse_time_ms};
-use crate::parse::{IntText, ScoreText};
+use crate::parse::IntText;
 use crate::{ffi, stats};
 use redis_module::{Context, RedisString, RedisValue};
 
@@ -100,7 +100,7 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     let mut wrote_record = false;
     if let Some(score) = rescore {
         board_h.zset_add(score, article_rs)?;
-        zadd_effect(ctx, b.key, &ScoreText::new(score), article_rs);
+        zadd_score_effect(ctx, b.key, score, article_rs);
         wrote_record = note_board_write(ctx, &hb, &mut hb_h, &st.record, &f, now)?;
     }
     if !wrote_record {
@@ -108,7 +108,7 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     }
     if reindex {
         pub_h.zset_add(published as f64, article_rs)?;
-        zadd_effect(ctx, &pubidx, &ScoreText::new(published as f64), article_rs);
+        zadd_score_effect(ctx, &pubidx, published as f64, article_rs);
     }
     super::hot_admin::index_add(ctx, &ix, &mut ix_h, article_rs)?;
     // Published again: a takedown (HOT.REM) ends.

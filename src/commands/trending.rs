@@ -47,9 +47,10 @@ pub(super) fn apply_step(
     if step.shift > 0 {
         rescale_all(b, name, h, step.shift)?;
     }
-    let s = h.zset_score(article).unwrap_or(0.0) + step.weight;
-    h.zset_add(s, article)?;
-    super::zadd_effect(b.ctx, name, &ScoreText::new(s), article);
+    // One ZINCRBY-like update; in `effects` mode its exact result
+    // replicates as ZADD (its text built only then).
+    let s = h.zset_incrby(step.weight, article)?;
+    super::zadd_score_effect(b.ctx, name, s, article);
     Ok(())
 }
 
