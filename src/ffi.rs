@@ -329,6 +329,21 @@ impl ZsetWalk {
         rev: bool,
     ) -> Option<ZsetWalk> {
         let key = RawKey::open(ctx, name)?;
+        Some(Self::start(key, min, max, rev))
+    }
+
+    /// [`ZsetWalk::open`] on a handle already open (consumed: the walk
+    /// closes it), saving a second open of the key. `None` when the key
+    /// is missing or not a ZSET.
+    pub fn over(key: Key, min: Bound, max: Bound, rev: bool) -> Option<ZsetWalk> {
+        if key.raw.key.is_null() || key.kind() != KeyKind::ZSet {
+            return None;
+        }
+        Some(Self::start(key.raw, min, max, rev))
+    }
+
+    /// Starts the range on an open key (see [`ZsetWalk::open`]).
+    fn start(key: RawKey, min: Bound, max: Bound, rev: bool) -> ZsetWalk {
         // SAFETY: the API table is written once at load time and only read
         // afterwards; key is an open handle. The call fails (ERR) on a
         // non-ZSET or an empty range, reported as no members.
@@ -351,7 +366,7 @@ impl ZsetWalk {
         let more = ok == raw::REDISMODULE_OK as i32
             && unsafe { raw::RedisModule_ZsetRangeEndReached.expect("zset range API")(key.key) }
                 == 0;
-        Some(ZsetWalk { key, more, rev })
+        ZsetWalk { key, more, rev }
     }
 
     /// Moves past the current member; whether the walk still stands on one.

@@ -14,8 +14,8 @@ use crate::ffi::KeyKind;
 use crate::hot::settings::BoardSettings;
 use crate::hot::{in_window, Formula, TopN};
 use crate::keys::Kind;
-use crate::parse::{format_score, format_time_ms, parse_count, parse_duration_ms, parse_time_ms};
 use crate::parse::IntText;
+use crate::parse::{format_score, format_time_ms, parse_count, parse_duration_ms, parse_time_ms};
 use crate::{ffi, stats};
 use redis_module::{Context, RedisString, RedisValue};
 

@@ -119,11 +119,11 @@ pub(super) fn top(
         return Ok((Vec::new(), 0));
     };
     let decay = trending::Decay::new(q, l, s.trending_ms);
-    let (name, _) = open(b, false)?;
-    let Some(walk) = b.walk(&name, ALL.0, ALL.1, true) else {
+    let (_, h) = open(b, false)?;
+    let Some(walk) = ffi::ZsetWalk::over(h, ALL.0, ALL.1, true) else {
         return Ok((Vec::new(), 0));
     };
-    // (member, stored sum), in walk order: sums descending.
+    // (member, stored sum, then its score), in walk order: sums descending.
     let mut got: Vec<(RedisString, f64)> = Vec::with_capacity(n.min(1024) + 1);
     // The n-th kept member's sum and score, once n are kept.
     let mut nth: Option<(f64, f64)> = None;
@@ -147,11 +147,25 @@ pub(super) fn top(
             nth = Some((stored, decay.score(stored)));
         }
     }
-    let mut got: Vec<(RedisString, f64)> = got
-        .into_iter()
-        .map(|(m, stored)| (m, decay.score(stored)))
-        .collect();
-    got.sort_by(|x, y| hot_order((x.0.as_slice(), x.1), (y.0.as_slice(), y.1)));
+    for kept in got.iter_mut() {
+        kept.1 = decay.score(kept.1);
+    }
+    // The walk's order is by score, descending (Decay::score is monotone):
+    // only runs of equal scores need sorting, by id ascending.
+    let mut start = 0;
+    while start < got.len() {
+        let score = got[start].1;
+        let end = start
+            + got[start..]
+                .iter()
+                .take_while(|x| x.1 == score)
+                .count()
+                .max(1);
+        if end - start > 1 {
+            got[start..end].sort_by(|x, y| hot_order((x.0.as_slice(), x.1), (y.0.as_slice(), y.1)));
+        }
+        start = end;
+    }
     got.truncate(n);
     Ok((got, examined))
 }
