@@ -15,7 +15,11 @@
 //! a replica with it (`commands`) and an AOF replay after `kill -9` in both
 //! modes.
 //!
-//! redis-server only: Valkey loads modules with `RTLD_DEEPBIND`, so a
+//! `a_replayed_command_without_trending_half_life_means_none` (both
+//! servers): an AOF from a module before trending, loaded by a server whose
+//! `hotrank.trending-half-life` is not 0, makes boards without trending.
+//!
+//! The libm test is redis-server only: Valkey loads modules with `RTLD_DEEPBIND`, so a
 //! preloaded library does not reach the module there (the test says so
 //! and returns).
 
