@@ -329,6 +329,21 @@ impl ZsetWalk {
         rev: bool,
     ) -> Option<ZsetWalk> {
         let key = RawKey::open(ctx, name)?;
+        Some(Self::start(key, min, max, rev))
+    }
+
+    /// [`ZsetWalk::open`] on a handle already open (consumed: the walk
+    /// closes it), saving a second open of the key. `None` when the key
+    /// is missing or not a ZSET.
+    pub fn over(key: Key, min: Bound, max: Bound, rev: bool) -> Option<ZsetWalk> {
+        if key.raw.key.is_null() || key.kind() != KeyKind::ZSet {
+            return None;
+        }
+        Some(Self::start(key.raw, min, max, rev))
+    }
+
+    /// Starts the range on an open key (see [`ZsetWalk::open`]).
+    fn start(key: RawKey, min: Bound, max: Bound, rev: bool) -> ZsetWalk {
         // SAFETY: the API table is written once at load time and only read
         // afterwards; key is an open handle. The call fails (ERR) on a
         // non-ZSET or an empty range, reported as no members.
@@ -351,7 +366,7 @@ impl ZsetWalk {
         let more = ok == raw::REDISMODULE_OK as i32
             && unsafe { raw::RedisModule_ZsetRangeEndReached.expect("zset range API")(key.key) }
                 == 0;
-        Some(ZsetWalk { key, more, rev })
+        ZsetWalk { key, more, rev }
     }
 
     /// Moves past the current member; whether the walk still stands on one.
@@ -1410,6 +1425,35 @@ impl Key {
             return Err("ERR could not add to the ZSET".into());
         }
         Ok(flags & raw::REDISMODULE_ZADD_ADDED as i32 != 0)
+    }
+
+    /// Adds `incr` to `member`'s score in a ZSET (the member and the ZSET
+    /// are created when missing, from 0), as `ZINCRBY` does: one lookup
+    /// instead of [`Key::zset_score`] then [`Key::zset_add`]. Returns the
+    /// new score, `old + incr` (the same bits as that sum). Errors: the key
+    /// is not open, or the result is NaN (nothing written). Replication is
+    /// the caller's.
+    pub fn zset_incrby(&mut self, incr: f64, member: &RedisString) -> Result<f64, String> {
+        if self.raw.key.is_null() {
+            return Err("ERR cannot open the ZSET".into());
+        }
+        let mut flags: i32 = 0;
+        let mut new = 0.0;
+        // SAFETY: an open, writable key; ZsetIncrby copies the member and
+        // writes the new score to `new`.
+        let ok = unsafe {
+            raw::RedisModule_ZsetIncrby.expect("zset API")(
+                self.raw.key,
+                incr,
+                member.inner,
+                &mut flags,
+                &mut new,
+            )
+        };
+        if ok != raw::REDISMODULE_OK as i32 {
+            return Err("ERR could not add to the ZSET".into());
+        }
+        Ok(new)
     }
 
     /// Removes `member` from a ZSET; whether it was there. A ZSET left empty

@@ -15,7 +15,11 @@
 //! a replica with it (`commands`) and an AOF replay after `kill -9` in both
 //! modes.
 //!
-//! redis-server only: Valkey loads modules with `RTLD_DEEPBIND`, so a
+//! `a_replayed_command_without_trending_half_life_means_none` (both
+//! servers): an AOF from a module before trending, loaded by a server whose
+//! `hotrank.trending-half-life` is not 0, makes boards without trending.
+//!
+//! The libm test is redis-server only: Valkey loads modules with `RTLD_DEEPBIND`, so a
 //! preloaded library does not reach the module there (the test says so
 //! and returns).
 
@@ -489,4 +493,108 @@ fn effects_and_commands_replicas_and_aof_match_across_trending_landmark_moves() 
             top.len() / 2
         );
     }
+}
+
+/// `cmd` in RESP, as an AOF holds it.
+fn resp(cmd: &[&str]) -> String {
+    let mut s = format!("*{}\r\n", cmd.len());
+    for a in cmd {
+        s.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+    }
+    s
+}
+
+/// HOT.INFO's `trending-half-life` of `board` (seconds).
+fn half_life_of(c: &mut Connection, board: &str) -> String {
+    let info: Vec<redis::Value> = redis::cmd("HOT.INFO")
+        .arg(board)
+        .query(c)
+        .unwrap_or_else(|e| panic!("HOT.INFO {board}: {e}"));
+    info.chunks(2)
+        .find(|p| reply_text(&p[0]) == "trending-half-life")
+        .map(|p| reply_text(&p[1]))
+        .unwrap_or_else(|| panic!("HOT.INFO {board} has no trending-half-life"))
+}
+
+/// An AOF written by a module that predates trending (issue 32): its
+/// `commands`-mode HOT.CREATE and HOT.REPAIR name every setting that module knew, and no
+/// `TRENDING-HALF-LIFE`. Loaded by a server whose
+/// `hotrank.trending-half-life` is 6 h, the boards keep no trending, as on
+/// the master that wrote them; a client's HOT.CREATE on that server still
+/// takes the config, and a replayed command that names the half-life keeps
+/// it.
+#[test]
+fn a_replayed_command_without_trending_half_life_means_none() {
+    let mut node = Node::new("old-aof");
+    let old = [
+        "ALPHA",
+        "1",
+        "BETA",
+        "1.2",
+        "BASE",
+        "2",
+        "GAMMA",
+        "1.5",
+        "DEDUP-SECONDS",
+        "86400",
+        "DEDUP-SHARDS",
+        "1",
+        "VISITOR-MAX-VIEWS",
+        "0",
+        "VISITOR-WINDOW-SECONDS",
+        "60",
+        "MAX-ARTICLES",
+        "1000",
+        "RETENTION-SECONDS",
+        "2592000",
+    ];
+    let with = |cmd: &[&str], tail: &[&str]| {
+        let mut v: Vec<&str> = cmd.to_vec();
+        v.extend_from_slice(&old);
+        v.extend_from_slice(tail);
+        resp(&v)
+    };
+    let clock = (now_s() * 1000).to_string();
+    let mut aof = resp(&["SELECT", "0"]);
+    aof += &with(&["HOT.CREATE", "hot:{c}", "ID", "1700000000000"], &[]);
+    // A board without its record: REPAIR rebuilds one from the configs.
+    aof += &resp(&["ZADD", "hot:{r}", "0", "art:1"]);
+    aof += &with(
+        &["HOT.REPAIR", "hot:{r}", "ID", "1700000000001"],
+        &["CLOCK", &clock],
+    );
+    // A newer module's command names the half-life: it is kept.
+    aof += &with(
+        &["HOT.CREATE", "hot:{n}", "ID", "1700000000002"],
+        &["TRENDING-HALF-LIFE", "3600"],
+    );
+    std::fs::write(node.dir.join("appendonly.aof"), aof).expect("write the AOF");
+    node.start(&[
+        "--appendonly",
+        "yes",
+        "--hotrank.trending-half-life",
+        "21600",
+    ]);
+    let mut c = node.conn();
+    assert_eq!(config_get(&mut c, "hotrank.trending-half-life"), "21600");
+    for board in ["hot:{c}", "hot:{r}"] {
+        assert_eq!(
+            half_life_of(&mut c, board),
+            "0",
+            "{board} after the AOF load"
+        );
+    }
+    assert_eq!(half_life_of(&mut c, "hot:{n}"), "3600");
+    // A client's command is not from the AOF: the config applies.
+    ok(&mut c, &["HOT.CREATE", "hot:{x}"]);
+    assert_eq!(half_life_of(&mut c, "hot:{x}"), "21600");
+    // The boards replay as they were (no trending) after a restart too.
+    drop(c);
+    node.kill9();
+    node.start(&["--appendonly", "yes", "--hotrank.trending-half-life", "600"]);
+    let mut c = node.conn();
+    for board in ["hot:{c}", "hot:{r}"] {
+        assert_eq!(half_life_of(&mut c, board), "0", "{board} after a restart");
+    }
+    assert_eq!(half_life_of(&mut c, "hot:{x}"), "21600");
 }

@@ -8,14 +8,14 @@ use super::board::{
     refresh_retention, uv_of, BoardState,
 };
 use super::{
-    bulk, counter_of, trailing_at_clock, zadd_effect, Args, BoardCtx, CommandsMode, Fail, Res,
+    bulk, counter_of, trailing_at_clock, zadd_score_effect, Args, BoardCtx, CommandsMode, Fail, Res,
 };
 use crate::ffi::KeyKind;
 use crate::hot::settings::BoardSettings;
 use crate::hot::{in_window, Formula, TopN};
 use crate::keys::Kind;
+use crate::parse::IntText;
 use crate::parse::{format_score, format_time_ms, parse_count, parse_duration_ms, parse_time_ms};
-use crate::parse::{IntText, ScoreText};
 use crate::{ffi, stats};
 use redis_module::{Context, RedisString, RedisValue};
 
@@ -100,7 +100,7 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     let mut wrote_record = false;
     if let Some(score) = rescore {
         board_h.zset_add(score, article_rs)?;
-        zadd_effect(ctx, b.key, &ScoreText::new(score), article_rs);
+        zadd_score_effect(ctx, b.key, score, article_rs);
         wrote_record = note_board_write(ctx, &hb, &mut hb_h, &st.record, &f, now)?;
     }
     if !wrote_record {
@@ -108,7 +108,7 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
     }
     if reindex {
         pub_h.zset_add(published as f64, article_rs)?;
-        zadd_effect(ctx, &pubidx, &ScoreText::new(published as f64), article_rs);
+        zadd_score_effect(ctx, &pubidx, published as f64, article_rs);
     }
     super::hot_admin::index_add(ctx, &ix, &mut ix_h, article_rs)?;
     // Published again: a takedown (HOT.REM) ends.
@@ -416,28 +416,47 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let q = at.unwrap_or_else(ffi::now_ms);
     stats::add(&stats::TOP_CALLS, 1);
     let board_h = b.open_board(false)?;
-    if by_trending {
-        let (rec, _) = read_settings(&b)?;
+    // The board record, read once (BY trending reads it before the empty
+    // board's early reply, to refuse a board without trending).
+    let early = if by_trending {
+        let (rec, settings) = read_settings(&b)?;
         let own = rec.and_then(|r| r.settings);
         if rec.is_some() && !own.is_some_and(|s| s.trending()) {
             check_hot_board(&b, &board_h, true)?;
             return Err(super::trending::no_trending());
         }
-    }
+        Some((rec, settings))
+    } else {
+        None
+    };
     if board_h.kind() == KeyKind::Empty {
         return Ok(RedisValue::Array(vec![]));
     }
+    let (rec, settings) = match early {
+        Some(read) => read,
+        None => read_settings(&b)?,
+    };
+    let own = rec.and_then(|r| r.settings).filter(|s| s.trending());
     // A ZSET that HOT did not make is refused, as HOT.VIEW refuses it.
-    let (rec, settings) = read_settings(&b)?;
     check_hot_board(&b, &board_h, rec.is_some())?;
     drop(board_h);
     let n = limit as usize;
-    let (best, examined) = if by_trending {
-        match rec.and_then(|r| r.settings).filter(|s| s.trending()) {
-            Some(s) => super::trending::top(&b, &s, q, n, window)?,
-            None => return Err(super::trending::no_trending()),
+    if by_trending {
+        let Some(s) = own else {
+            return Err(super::trending::no_trending());
+        };
+        let (best, examined) = super::trending::top(&b, &s, q, n, window)?;
+        stats::add(&stats::TOP_EXAMINED, examined);
+        let mut out = Vec::with_capacity(best.len() * if withscores { 2 } else { 1 });
+        for (article, score) in best {
+            out.push(RedisValue::BulkRedisString(article));
+            if withscores {
+                out.push(bulk(format_score(score)));
+            }
         }
-    } else {
+        return Ok(RedisValue::Array(out));
+    }
+    let (best, examined) = {
         let f = settings.formula;
         let prune = prune_ok(&b, &f, q, at.is_none())?;
         match window {

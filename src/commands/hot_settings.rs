@@ -43,6 +43,26 @@ fn setting_pairs<'a>(ctx: &Context, args: &mut Args<'a>, take_id: bool) -> Res<P
     Ok((pairs, id, clock))
 }
 
+/// The settings a HOT.CREATE, HOT.REPAIR or HOT.ALTER (of a board without
+/// stored settings) starts from, before the given `pairs`: the `hotrank.*`
+/// configs of this moment, with incarnation id `id`. From the master or the
+/// AOF, a command without `TRENDING-HALF-LIFE` was written by a module
+/// that predates trending (a replicated one names every setting the module
+/// knew), so its half-life is 0, not this server's
+/// `hotrank.trending-half-life`: a replica or an AOF load reaches the
+/// master's bytes whatever its configs.
+fn base_settings(ctx: &Context, id: i64, pairs: &[&[u8]]) -> BoardSettings {
+    let mut s = config::board_settings(id);
+    let name = crate::hot::settings::TRENDING_HALF_LIFE.name.as_bytes();
+    let names_trending = pairs
+        .chunks(2)
+        .any(|p| p.first().is_some_and(|n| n.eq_ignore_ascii_case(name)));
+    if super::from_master_or_aof(ctx) && !names_trending {
+        s.trending_ms = 0;
+    }
+    s
+}
+
 fn setting_error(e: SettingError) -> Fail {
     Fail::err(e)
 }
@@ -85,7 +105,7 @@ pub(super) fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
     let b = BoardCtx::from_args(ctx, &mut args)?;
     b.load_epoch(true)?;
     let (pairs, id, _) = setting_pairs(ctx, &mut args, true)?;
-    let mut s = config::board_settings(id.unwrap_or_else(ffi::now_ms));
+    let mut s = base_settings(ctx, id.unwrap_or_else(ffi::now_ms), &pairs);
     s.apply(&pairs).map_err(setting_error)?;
     let _mode = CommandsMode::enter();
     let hb = b.derived(Kind::HotBoard, &[], true)?;
@@ -131,7 +151,7 @@ pub(super) fn alter_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
         ));
     };
     let had = old.settings;
-    let mut s = had.unwrap_or_else(|| config::board_settings(0));
+    let mut s = had.unwrap_or_else(|| base_settings(ctx, 0, &pairs));
     s.apply(&pairs).map_err(setting_error)?;
     // Trending: a half-life changes only while the ranking is empty, and
     // a change (to 0, or from 0) starts it afresh.
@@ -218,7 +238,7 @@ pub(super) fn repair_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
     b.load_epoch(true)?;
     let (pairs, id, clock) = setting_pairs(ctx, &mut args, true)?;
     let now = clock.unwrap_or_else(ffi::now_ms);
-    let mut s = config::board_settings(id.unwrap_or(now));
+    let mut s = base_settings(ctx, id.unwrap_or(now), &pairs);
     s.apply(&pairs).map_err(setting_error)?;
     let _mode = CommandsMode::enter();
     let hb = b.derived(Kind::HotBoard, &[], true)?;

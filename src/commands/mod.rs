@@ -713,6 +713,21 @@ pub fn zadd_effect(
     if !replicating_commands() {
         ffi::replicate_zadd(ctx, name, text.as_bytes(), member);
     }
+    zset_written(ctx, name);
+}
+
+/// [`zadd_effect`] of `score`, whose text ([`crate::parse::ScoreText`]) is
+/// built only when the effect is replicated (not in `commands` mode).
+pub fn zadd_score_effect(ctx: &Context, name: &RedisString, score: f64, member: &RedisString) {
+    if !replicating_commands() {
+        let text = crate::parse::ScoreText::new(score);
+        ffi::replicate_zadd(ctx, name, text.as_bytes(), member);
+    }
+    zset_written(ctx, name);
+}
+
+/// The `zadd` keyspace event and the modified signal of a ZSET write.
+fn zset_written(ctx: &Context, name: &RedisString) {
     ffi::notify(ctx, ffi::Event::ZSet, c"zadd", name);
     ffi::signal_modified(ctx, name);
 }

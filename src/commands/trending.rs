@@ -60,9 +60,10 @@ pub(super) fn apply_step(
     if step.shift > 0 {
         rescale_all(b, name, h, step.shift)?;
     }
-    let s = h.zset_score(article).unwrap_or(0.0) + step.weight;
-    h.zset_add(s, article)?;
-    super::zadd_effect(b.ctx, name, &ScoreText::new(s), article);
+    // One ZINCRBY-like update; in `effects` mode its exact result
+    // replicates as ZADD (its text built only then).
+    let s = h.zset_incrby(step.weight, article)?;
+    super::zadd_score_effect(b.ctx, name, s, article);
     Ok(())
 }
 
@@ -107,14 +108,19 @@ pub(super) fn score_of(b: &BoardCtx, s: &BoardSettings, article: &[u8], q: i64) 
     }))
 }
 
-/// Articles with their scores, best first, and the number examined.
-pub(super) type Ranked = (Vec<(Vec<u8>, f64)>, u64);
+/// Articles (the walk's own strings, not copied) with their scores, best
+/// first, and the number examined.
+pub(super) type Ranked = (Vec<(RedisString, f64)>, u64);
 
 /// The top `n` articles by trending score at `q` (unix ms), ties by article
 /// id ascending, among those published in `[q − w, q]` with a `window` `w`
 /// (ms). A walk of the ZSET from its highest sum: the scores at `q` follow
-/// the sums' order, so the walk stops at the first article scoring below
-/// the n-th (equal scores are all read, so their order is the ids').
+/// the sums' order ([`trending::Decay::score`] is monotone), so a member
+/// whose sum is at least the n-th kept one's is kept without scoring it,
+/// and the walk stops at the first member scoring below the n-th (equal
+/// scores are all read, so their order is the ids'). The decay factor is
+/// split once per query; each kept member's score is the bits
+/// [`trending::score_at`] gives.
 pub(super) fn top(
     b: &BoardCtx,
     s: &BoardSettings,
@@ -125,16 +131,21 @@ pub(super) fn top(
     let Some(l) = s.landmark else {
         return Ok((Vec::new(), 0));
     };
-    let (name, _) = open(b, false)?;
-    let Some(walk) = b.walk(&name, ALL.0, ALL.1, true) else {
+    let decay = trending::Decay::new(q, l, s.trending_ms);
+    let (_, h) = open(b, false)?;
+    let Some(walk) = ffi::ZsetWalk::over(h, ALL.0, ALL.1, true) else {
         return Ok((Vec::new(), 0));
     };
-    let mut got: Vec<(Vec<u8>, f64)> = Vec::with_capacity(n.min(1024) + 1);
+    // (member, stored sum, then its score), in walk order: sums descending.
+    let mut got: Vec<(RedisString, f64)> = Vec::with_capacity(n.min(1024) + 1);
+    // The n-th kept member's sum and score, once n are kept.
+    let mut nth: Option<(f64, f64)> = None;
     let mut examined = 0u64;
     for (m, stored) in walk {
-        let score = trending::score_at(stored, q, l, s.trending_ms);
-        if got.len() >= n && got.get(n - 1).is_some_and(|(_, nth)| score < *nth) {
-            break;
+        if let Some((nth_sum, nth_score)) = nth {
+            if stored < nth_sum && decay.score(stored) < nth_score {
+                break;
+            }
         }
         examined += 1;
         if let Some(w) = window {
@@ -144,9 +155,30 @@ pub(super) fn top(
                 continue;
             }
         }
-        got.push((m.as_slice().to_vec(), score));
+        got.push((m, stored));
+        if nth.is_none() && got.len() == n {
+            nth = Some((stored, decay.score(stored)));
+        }
     }
-    got.sort_by(|x, y| hot_order((&x.0, x.1), (&y.0, y.1)));
+    for kept in got.iter_mut() {
+        kept.1 = decay.score(kept.1);
+    }
+    // The walk's order is by score, descending (Decay::score is monotone):
+    // only runs of equal scores need sorting, by id ascending.
+    let mut start = 0;
+    while start < got.len() {
+        let score = got[start].1;
+        let end = start
+            + got[start..]
+                .iter()
+                .take_while(|x| x.1 == score)
+                .count()
+                .max(1);
+        if end - start > 1 {
+            got[start..end].sort_by(|x, y| hot_order((x.0.as_slice(), x.1), (y.0.as_slice(), y.1)));
+        }
+        start = end;
+    }
     got.truncate(n);
     Ok((got, examined))
 }

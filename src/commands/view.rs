@@ -14,7 +14,7 @@ use super::board::{
 };
 use super::hot::{expired_fronts, upkeep};
 use super::hot_admin::index_add;
-use super::{bulk, counter_of, effect, trailing_at_clock_sparse, zadd_effect};
+use super::{bulk, counter_of, effect, trailing_at_clock_sparse, zadd_effect, zadd_score_effect};
 use super::{Args, BoardCtx, CommandsMode, Res};
 use crate::ffi::{self, Event, KeyKind};
 use crate::hot::settings::BoardSettings;
@@ -651,7 +651,7 @@ fn write_board(
     }
     if let Some((name, p)) = &mut h.pubidx {
         p.zset_add(c.published as f64, r.article)?;
-        zadd_effect(ctx, name, &ScoreText::new(c.published as f64), r.article);
+        zadd_score_effect(ctx, name, c.published as f64, r.article);
     }
     if let (Some(name), Some(d)) = (&k.dedup, &mut h.dedup) {
         write_dedup(ctx, name, d, r, k.window)?;

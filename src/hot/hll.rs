@@ -230,25 +230,93 @@ pub fn set_register_counted(
     count: u8,
     sparse_max_bytes: usize,
 ) -> Result<Added, HllError> {
+    add_core(value, index, count, sparse_max_bytes, false).map(|(a, _)| a)
+}
+
+/// [`add_counted`], and the estimate of the value before the add: the
+/// number [`estimate_of`] gives for the bytes as they were (their cached
+/// count when valid), taken from the same walk (the histogram before is the
+/// one after with the one changed register moved back), so the body is not
+/// read again.
+pub fn add_counted_before(
+    value: &mut Vec<u8>,
+    element: &[u8],
+    sparse_max_bytes: usize,
+) -> Result<(Added, u64), HllError> {
+    let (index, count) = pattern(element);
+    set_register_counted_before(value, index, count, sparse_max_bytes)
+}
+
+/// [`add_counted_before`] for a given register and value.
+pub fn set_register_counted_before(
+    value: &mut Vec<u8>,
+    index: usize,
+    count: u8,
+    sparse_max_bytes: usize,
+) -> Result<(Added, u64), HllError> {
+    let (a, before) = add_core(value, index, count, sparse_max_bytes, true)?;
+    // No register changed: the estimate before is the one after.
+    Ok((a, before.unwrap_or(a.count)))
+}
+
+/// The add and count of [`set_register_counted`]; with `want_before`, the
+/// estimate before the add when a register changed (`None` when none did:
+/// it is then the count after).
+fn add_core(
+    value: &mut Vec<u8>,
+    index: usize,
+    count: u8,
+    sparse_max_bytes: usize,
+    want_before: bool,
+) -> Result<(Added, Option<u64>), HllError> {
     assert!(index < REGISTERS && (1..=63).contains(&count));
     validate(value)?;
+    let cached_before = if want_before {
+        cached_count(value)
+    } else {
+        None
+    };
     if value[4] == ENC_DENSE {
+        let old = dense_get(&value[HEADER_LEN..], index);
         let changed = dense_set(&mut value[HEADER_LEN..], index, count);
         if changed {
             value[15] |= STALE;
         }
-        let (count, recounted) = count_dense(value);
-        return Ok(Added {
+        if want_before && changed && cached_before.is_none() {
+            // Stale before and after: the histogram after, then moved back.
+            let mut hist = dense_histogram(&value[HEADER_LEN..]);
+            let card = estimate(&hist);
+            value[8..16].copy_from_slice(&card.to_le_bytes());
+            hist[usize::from(count)] -= 1;
+            hist[usize::from(old)] += 1;
+            let added = Added {
+                changed,
+                count: card,
+                recounted: true,
+            };
+            return Ok((added, Some(estimate(&hist))));
+        }
+        let (card, recounted) = count_dense(value);
+        let added = Added {
             changed,
-            count,
+            count: card,
             recounted,
-        });
+        };
+        return Ok((added, cached_before.filter(|_| changed)));
     }
     let mut hist = [0u32; 64];
     let mut zeros = 0u32;
     let c = locate(&value[HEADER_LEN..], index, &mut zeros, &mut hist)?;
     let changed = sparse_set(value, &c, index, count, sparse_max_bytes);
+    let mut before = None;
     if changed {
+        if want_before {
+            before = Some(cached_before.unwrap_or_else(|| {
+                let mut h = hist;
+                h[0] = zeros;
+                estimate(&h)
+            }));
+        }
         value[15] |= STALE;
         // The register went from c.value to count: the only change.
         if c.value == 0 {
@@ -259,11 +327,12 @@ pub fn set_register_counted(
         hist[usize::from(count)] += 1;
     }
     if let Some(cached) = cached_count(value) {
-        return Ok(Added {
+        let added = Added {
             changed,
             count: cached,
             recounted: false,
-        });
+        };
+        return Ok((added, before));
     }
     hist[0] = zeros;
     let card = estimate(&hist);
@@ -271,11 +340,12 @@ pub fn set_register_counted(
     if recounted {
         value[8..16].copy_from_slice(&card.to_le_bytes());
     }
-    Ok(Added {
+    let added = Added {
         changed,
         count: card,
         recounted,
-    })
+    };
+    Ok((added, before))
 }
 
 /// The count of a dense value after an add: cached, or estimated and cached
@@ -1202,6 +1272,49 @@ mod tests {
                 prop_assert_eq!(&a, &b);
             } else {
                 prop_assert_eq!(&a, &v);
+            }
+        }
+
+        /// The estimate before an add, taken from the add's own walk, is the
+        /// number `estimate_of` gives for the bytes before it, and the add
+        /// itself (bytes, reply, count) is the one of `set_register_counted`,
+        /// on well-formed and damaged sparse bodies and dense values.
+        #[test]
+        fn before_from_the_walk_is_estimate_of_the_old_bytes(
+            v in bodies(),
+            index in prop_oneof![0usize..REGISTERS, 0usize..40, 16_340usize..REGISTERS],
+            c in prop_oneof![1u8..=5, 1u8..=51],
+            max in prop_oneof![Just(40usize), Just(300), Just(3000)],
+        ) {
+            let mut a = v.clone();
+            let mut b = v.clone();
+            let got = set_register_counted_before(&mut a, index, c, max);
+            let want = set_register_counted(&mut b, index, c, max);
+            prop_assert_eq!(got.map(|(x, _)| x), want);
+            prop_assert_eq!(&a, &b);
+            if let Ok((_, before)) = got {
+                prop_assert_eq!(before, estimate_of(&v).unwrap());
+            }
+        }
+
+        /// The same along sequences of adds, through promotion to dense,
+        /// with the count cached (by `count`) or stale before each add.
+        #[test]
+        fn before_from_the_walk_along_sequences(
+            ups in updates(), max in prop_oneof![Just(40usize), Just(300), Just(3000)],
+            cache in proptest::collection::vec(any::<bool>(), 64),
+        ) {
+            let mut a = create();
+            for (k, &(i, c)) in ups.iter().enumerate() {
+                if cache[k % cache.len()] {
+                    count(&mut a).unwrap();
+                }
+                let old = a.clone();
+                let mut b = a.clone();
+                let (got, before) = set_register_counted_before(&mut a, i, c, max).unwrap();
+                prop_assert_eq!(got, set_register_counted(&mut b, i, c, max).unwrap());
+                prop_assert_eq!(&a, &b);
+                prop_assert_eq!(before, estimate_of(&old).unwrap());
             }
         }
 

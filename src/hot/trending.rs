@@ -109,10 +109,34 @@ pub fn weight(alpha: f64, beta: f64, uv_rise: i64, t: i64, l: i64, h: i64) -> f6
 /// The trending score at query time `q` of a stored sum `s`, for a board of
 /// landmark `l` and half-life `h` (ms): `s · 2^(−(q − l)/h)`.
 pub fn score_at(s: f64, q: i64, l: i64, h: i64) -> f64 {
-    // 2^((l − q)/h) = 2^m · 2^(rem/h) with l − q = m·h + rem, 0 ≤ rem < h:
-    // the rounded part (s · 2^(rem/h)) is the same after a landmark move.
-    let (m, g) = split(i128::from(l) - i128::from(q), h);
-    scale_pow2(s * g, m)
+    Decay::new(q, l, h).score(s)
+}
+
+/// The decay factor `2^(−(q − l)/h)` of one query time `q`, landmark `l`
+/// and half-life `h` (ms), split once (`2^m · g`, one [`detmath::exp2`])
+/// for scoring many stored sums: [`Decay::score`] gives the same bits as
+/// [`score_at`] for every sum.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Decay {
+    /// The whole power of two `m` (floor of `(l − q)/h`).
+    m: i64,
+    /// The fraction's factor `2^(rem/h)`, in `[1, 2)`.
+    g: f64,
+}
+
+impl Decay {
+    /// The split of `2^((l − q)/h)`: `l − q = m·h + rem`, `0 ≤ rem < h`.
+    pub fn new(q: i64, l: i64, h: i64) -> Decay {
+        let (m, g) = split(i128::from(l) - i128::from(q), h);
+        Decay { m, g }
+    }
+
+    /// The trending score of stored sum `s`: `(s · g) · 2^m`; the rounded
+    /// part (`s · g`) is the same after a landmark move. Monotone
+    /// (non-decreasing) in `s`, so a larger sum never scores lower.
+    pub fn score(&self, s: f64) -> f64 {
+        scale_pow2(s * self.g, self.m)
+    }
 }
 
 /// What a counted view does to a board's trending ranking.
@@ -259,6 +283,39 @@ mod tests {
                 prop_assert!(((after - before) / before).abs() <= 1e-15, "{} {}", before, after);
                 prop_assert_eq!(before, after);
             }
+        }
+
+        /// One query's [`Decay`], split once, scores every stored sum with
+        /// the bits of the per-sum [`score_at`] (the split done for each).
+        #[test]
+        fn decay_split_once_is_bit_identical(
+            sums in proptest::collection::vec(prop_oneof![
+                0.0f64..1.0, 1e-300f64..1e300, Just(0.0), Just(f64::MIN_POSITIVE)
+            ], 1..20),
+            h in half_life(), l in -4_000_000_000_000i64..4_000_000_000_000,
+            dq in -4_000_000_000_000i64..4_000_000_000_000,
+        ) {
+            let q = l.saturating_add(dq);
+            let d = Decay::new(q, l, h);
+            for s in sums {
+                let (m, g) = split(i128::from(l) - i128::from(q), h);
+                let reference = scale_pow2(s * g, m);
+                prop_assert_eq!(d.score(s).to_bits(), reference.to_bits());
+                prop_assert_eq!(score_at(s, q, l, h).to_bits(), reference.to_bits());
+            }
+        }
+
+        /// A larger stored sum never scores lower at one query time, so
+        /// comparing sums first and scores only below the n-th sum is exact.
+        #[test]
+        fn decay_score_is_monotone(
+            a in 0.0f64..1e300, b in 0.0f64..1e300,
+            h in half_life(), l in -4_000_000_000_000i64..4_000_000_000_000,
+            dq in -4_000_000_000_000i64..4_000_000_000_000,
+        ) {
+            let d = Decay::new(l.saturating_add(dq), l, h);
+            let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+            prop_assert!(d.score(lo) <= d.score(hi));
         }
 
         /// A later view weighs at least as much as an earlier one.

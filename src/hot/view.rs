@@ -228,12 +228,23 @@ pub fn plan(f: &Formula, v: &ViewFacts) -> Result<Plan, ViewError> {
 }
 
 /// The visitor's `PFADD` on a copy of the HyperLogLog (a new one when
-/// missing), and the count after it, in one walk ([`hll::add_counted`]). A small sparse value keeps the stale
-/// count PFADD leaves (counting it is cheaper than replicating a PFCOUNT);
-/// a larger one caches it ([`hll::worth_caching`]).
+/// missing), the count after it, and (on a board with trending, else 0)
+/// the count before it, in one walk ([`hll::add_counted`],
+/// [`hll::add_counted_before`]). A small sparse value keeps the stale count
+/// PFADD leaves (counting it is cheaper than replicating a PFCOUNT); a
+/// larger one caches it ([`hll::worth_caching`]).
 fn add_visitor(v: &ViewFacts) -> Result<(HllWrite, i64, i64), ViewError> {
     let mut value = v.hll.map_or_else(hll::create, <[u8]>::to_vec);
-    let a = hll::add_counted(&mut value, v.visitor, v.hll_sparse_max).map_err(ViewError::Hll)?;
+    // The estimate before the view (`estimate_of` the stored bytes, from
+    // the add's own walk): only a board with trending uses it; 0 for a new
+    // HyperLogLog.
+    let (a, before) = if v.hll.is_some() && trending_on(v) {
+        hll::add_counted_before(&mut value, v.visitor, v.hll_sparse_max).map_err(ViewError::Hll)?
+    } else {
+        let a =
+            hll::add_counted(&mut value, v.visitor, v.hll_sparse_max).map_err(ViewError::Hll)?;
+        (a, 0)
+    };
     let added = a.changed || v.hll.is_none();
     let (uv, recounted) = (a.count, a.recounted);
     let write = HllWrite {
@@ -241,16 +252,7 @@ fn add_visitor(v: &ViewFacts) -> Result<(HllWrite, i64, i64), ViewError> {
         pfadd: added,
         pfcount: recounted,
     };
-    // The estimate before the view: the same when no register changed,
-    // else that of the stored bytes (its cached count when valid). Only a
-    // board with trending uses it.
-    let before = match v.hll {
-        None => 0,
-        Some(_) if !a.changed => to_i64(uv),
-        Some(old) if trending_on(v) => to_i64(hll::estimate_of(old).map_err(ViewError::Hll)?),
-        Some(_) => 0,
-    };
-    Ok((write, to_i64(uv), before))
+    Ok((write, to_i64(uv), to_i64(before)))
 }
 
 /// Whether the board keeps a trending ranking (from its record's settings).
