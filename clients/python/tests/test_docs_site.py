@@ -102,6 +102,10 @@ def test_a_command_page_opens_in_chromium_with_its_syntax_nav_and_search(
     box.send_keys("competition rank")
     results = wait_for(
         "search results",
-        lambda: [r.text for r in browser.find_elements(By.CSS_SELECTOR, ".md-search-result__item")],
+        # Read in one script: the result list re-renders while the index loads, so
+        # elements found first can be stale by the time their text is asked for.
+        lambda: browser.execute_script(
+            "return [...document.querySelectorAll('.md-search-result__item')].map(e => e.innerText)"
+        ),
     )
     assert any("RANK.RANK" in r for r in results), results
