@@ -605,3 +605,39 @@ fn retention_forgets_an_expired_article_from_the_trending_ranking() {
         .expect("ZRANGE");
     assert_eq!(left, ["x", "n"]);
 }
+
+/// An article whose counters retention expired is not listed BY trending,
+/// even at the top of the trending ZSET (upkeep sweeps only its fronts), as
+/// BY hot and HOT.STATS do not know it either.
+#[test]
+fn by_trending_skips_an_article_whose_counters_expired() {
+    let s = Server::start();
+    let mut c = s.conn();
+    let b = "hot:{exp}";
+    ok(&mut c, &["HOT.CREATE", b, "TRENDING-HALF-LIFE", "1d"]);
+    view(&mut c, b, "b", "u1", T0);
+    for v in ["u1", "u2", "u3", "u4", "u5"] {
+        view(&mut c, b, "a", v, T0 + 1);
+    }
+    view(&mut c, b, "c", "u1", T0 + 2);
+    let at = (T0 + 10).to_string();
+    let names = |got: Vec<(String, f64)>| got.into_iter().map(|(m, _)| m).collect::<Vec<_>>();
+    assert_eq!(
+        names(top_trending(&mut c, b, &["AT", &at])),
+        ["a", "c", "b"]
+    );
+    // `a`'s counters expire (as retention's PEXPIREAT would).
+    let _: i64 = redis::cmd("DEL")
+        .arg(format!("{b}\0pv:a"))
+        .arg(format!("{b}\0uv:a"))
+        .arg(format!("{b}\0meta:a"))
+        .query(&mut c)
+        .expect("DEL");
+    assert_eq!(names(top_trending(&mut c, b, &["AT", &at])), ["c", "b"]);
+    assert_eq!(
+        names(top_trending(&mut c, b, &["AT", &at, "LIMIT", "1"])),
+        ["c"]
+    );
+    let st = ok(&mut c, &["HOT.STATS", b, "a", "AT", &at]);
+    assert_eq!(st, Value::Nil);
+}

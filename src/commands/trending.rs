@@ -155,6 +155,13 @@ pub(super) fn top(
                 continue;
             }
         }
+        // An article whose counters retention expired is not listed, as
+        // BY hot does not list it: its sum stays until upkeep sweeps it.
+        let (_, pv) = b.open_derived(Kind::Pv, &[m.as_slice()], KeyKind::String, false)?;
+        if pv.kind() == KeyKind::Empty {
+            continue;
+        }
+        drop(pv);
         got.push((m, stored));
         if nth.is_none() && got.len() == n {
             nth = Some((stored, decay.score(stored)));
