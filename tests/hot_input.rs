@@ -41,6 +41,8 @@ fn wrong_arity_is_the_standard_error_for_every_command() {
             &[
                 "HOT.TOP",
                 "hot:{a}",
+                "BY",
+                "hot",
                 "LIMIT",
                 "1",
                 "WINDOW",
