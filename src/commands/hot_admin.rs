@@ -345,19 +345,18 @@ fn board_settings(settings: &BoardSettings) -> Vec<(&'static str, RedisValue)> {
 /// HOT.INFO's trending fields: `trending-half-life` (seconds, 0 when the
 /// board keeps no trending ranking) and, when it does, `trending-landmark`
 /// (unix seconds, 0 before the first counted view) and `trending-articles`
-/// (articles in the trending ZSET).
-fn trending_fields(b: &BoardCtx, settings: &BoardSettings) -> Res<Vec<(&'static str, RedisValue)>> {
+/// (`tr_len`, the articles in the trending ZSET).
+fn trending_fields(settings: &BoardSettings, tr_len: i64) -> Vec<(&'static str, RedisValue)> {
     let mut out = vec![(
         "trending-half-life",
         RedisValue::Integer(settings.trending_ms / 1000),
     )];
     if settings.trending() {
-        let (_, h) = super::trending::open(b, false)?;
         let l = settings.landmark.map_or(0, |l| l.div_euclid(1000));
         out.push(("trending-landmark", RedisValue::Integer(l)));
-        out.push(("trending-articles", RedisValue::Integer(h.len() as i64)));
+        out.push(("trending-articles", RedisValue::Integer(tr_len)));
     }
-    Ok(out)
+    out
 }
 
 /// HOT.INFO's and RANK.INFO's last fields: `eviction_unsafe` (1 when the
@@ -449,7 +448,6 @@ pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let settings = settings_of(record);
     let (pubidx, _) = b.open_derived(Kind::PubIndex, &[], KeyKind::ZSet, false)?;
     let (ix, ix_h) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, false)?;
-    let tr = b.derived(Kind::Trending, &[], false)?;
     let on_board = board.len() as i64;
     let tracked = ix_h.len() as i64;
     drop((board, hb_h, ix_h));
@@ -463,7 +461,8 @@ pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     }
     // The trending ZSET: missing on a board without trending whatever the
     // slot's state, so no TRYAGAIN for it there.
-    let (_, tr_h) = super::trending::open_maybe(&b, false, settings.trending())?;
+    let (tr, tr_h) = super::trending::open_maybe(&b, false, settings.trending())?;
+    let tr_len = tr_h.len() as i64;
     if tr_h.kind() != KeyKind::Empty {
         keys += 1;
         memory += memory_usage(&b, &tr);
@@ -512,7 +511,7 @@ pub(super) fn info_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
         "sampled"
     };
     let mut out = board_settings(&settings);
-    out.extend(trending_fields(&b, &settings)?);
+    out.extend(trending_fields(&settings, tr_len));
     out.extend([
         ("articles", RedisValue::Integer(on_board)),
         ("articles_tracked", RedisValue::Integer(tracked)),
