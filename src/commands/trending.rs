@@ -132,6 +132,7 @@ pub(super) fn top(
         return Ok((Vec::new(), 0));
     };
     let decay = trending::Decay::new(q, l, s.trending_ms);
+    let mut live = Live::new(s, l);
     let (_, h) = open(b, false)?;
     let Some(walk) = ffi::ZsetWalk::over(h, ALL.0, ALL.1, true) else {
         return Ok((Vec::new(), 0));
@@ -157,11 +158,14 @@ pub(super) fn top(
         }
         // An article whose counters retention expired is not listed, as
         // BY hot does not list it: its sum stays until upkeep sweeps it.
-        let (_, pv) = b.open_derived(Kind::Pv, &[m.as_slice()], KeyKind::String, false)?;
-        if pv.kind() == KeyKind::Empty {
-            continue;
+        // Its PV counter is looked up only where its score at the server
+        // clock does not prove the counters live ([`Live`]).
+        if !live.proves(stored) {
+            let (_, pv) = b.open_derived(Kind::Pv, &[m.as_slice()], KeyKind::String, false)?;
+            if pv.kind() == KeyKind::Empty {
+                continue;
+            }
         }
-        drop(pv);
         got.push((m, stored));
         if nth.is_none() && got.len() == n {
             nth = Some((stored, decay.score(stored)));
@@ -188,6 +192,51 @@ pub(super) fn top(
     }
     got.truncate(n);
     Ok((got, examined))
+}
+
+/// Which articles of HOT.TOP BY trending's walk provably still have their
+/// counters, so their PV counter need not be opened: those whose trending
+/// score at the server clock is above [`trending::expired_ceiling`] of the
+/// board's `keep` (every counted view was at least `keep` ms before its
+/// counters can expire). Nothing is proved on a board whose record does
+/// not keep `keep`, nor where the server's `maxmemory-policy` may evict
+/// counters early. The walk goes by stored sum, descending, so once one
+/// member is not proved none after it is.
+enum Live {
+    /// Each member's score at the clock is compared with the ceiling.
+    Above(trending::Decay, f64),
+    /// Every member is checked.
+    Unproved,
+}
+
+impl Live {
+    /// For a board of settings `s` and landmark `l` (ms), at this server's
+    /// clock (by which its keys expire).
+    fn new(s: &BoardSettings, l: i64) -> Live {
+        let Some(keep) = s.keep.filter(|_| !crate::eviction::may_evict()) else {
+            return Live::Unproved;
+        };
+        let ceiling = trending::expired_ceiling(keep, s.trending_ms);
+        if ceiling.is_infinite() {
+            return Live::Unproved;
+        }
+        Live::Above(
+            trending::Decay::new(ffi::now_ms(), l, s.trending_ms),
+            ceiling,
+        )
+    }
+
+    /// Whether the member of stored sum `stored` provably has its counters
+    /// (the first `false` makes every later answer `false`).
+    fn proves(&mut self, stored: f64) -> bool {
+        if let Live::Above(now, ceiling) = self {
+            if now.score(stored) > *ceiling {
+                return true;
+            }
+            *self = Live::Unproved;
+        }
+        false
+    }
 }
 
 /// Trims the trending ZSET to the board's `MAX-ARTICLES` highest sums once
