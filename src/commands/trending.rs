@@ -141,7 +141,7 @@ pub(super) fn top(
     let mut got: Vec<(RedisString, f64)> = Vec::with_capacity(n.min(1024) + 1);
     // The n-th kept member's sum and score, once n are kept.
     let mut nth: Option<(f64, f64)> = None;
-    let mut examined = 0u64;
+    let (mut examined, mut checks) = (0u64, 0u64);
     for (m, stored) in walk {
         if let Some((nth_sum, nth_score)) = nth {
             if stored < nth_sum && decay.score(stored) < nth_score {
@@ -161,6 +161,7 @@ pub(super) fn top(
         // Its PV counter is looked up only where its score at the server
         // clock does not prove the counters live ([`Live`]).
         if !live.proves(stored) {
+            checks += 1;
             let (_, pv) = b.open_derived(Kind::Pv, &[m.as_slice()], KeyKind::String, false)?;
             if pv.kind() == KeyKind::Empty {
                 continue;
@@ -171,6 +172,7 @@ pub(super) fn top(
             nth = Some((stored, decay.score(stored)));
         }
     }
+    crate::stats::add(&crate::stats::TOP_TRENDING_CHECKS, checks);
     for kept in got.iter_mut() {
         kept.1 = decay.score(kept.1);
     }

@@ -98,8 +98,9 @@ pub const KEEP_MARGIN: i64 = 16;
 /// long past the server clock `now` the view leaves them at least
 /// (retention − its refresh slack, see
 /// [`crate::hot::view::retention_slack`]); the counters expire by the
-/// clock, the view counts at `t` (`AT`, else the clock), so a view ahead
-/// of the clock guarantees less. Rounded down to [`KEEP_STEP`].
+/// clock, the view counts at `t` (`AT`, else the clock), so a view with
+/// `AT` in the past guarantees more (HOT.VIEW refuses an `AT` later than
+/// the clock; one would guarantee less). Rounded down to [`KEEP_STEP`].
 pub fn view_keep(t: i64, now: i64, kept: i64) -> i64 {
     let k = i128::from(kept) - (i128::from(t) - i128::from(now));
     let step = i128::from(KEEP_STEP);
