@@ -112,10 +112,10 @@ pub(super) fn score_of(b: &BoardCtx, s: &BoardSettings, article: &[u8], q: i64) 
 /// first, and the number examined.
 pub(super) type Ranked = (Vec<(RedisString, f64)>, u64);
 
-/// The top `n` articles by trending score at `q` (unix ms), ties by article
-/// id ascending, among those published in `[q − w, q]` with a `window` `w`
-/// (ms). A walk of the ZSET from its highest sum: the scores at `q` follow
-/// the sums' order ([`trending::Decay::score`] is monotone), so a member
+/// The top `n` articles by trending score at `q` (unix ms; `at_clock`: the
+/// server clock), ties by article id ascending, among those published in
+/// `[q − w, q]` with a `window` `w` (ms). A walk of the ZSET from its
+/// highest sum: the scores at `q` follow the sums' order ([`trending::Decay::score`] is monotone), so a member
 /// whose sum is at least the n-th kept one's is kept without scoring it,
 /// and the walk stops at the first member scoring below the n-th (equal
 /// scores are all read, so their order is the ids'). The decay factor is
@@ -125,6 +125,7 @@ pub(super) fn top(
     b: &BoardCtx,
     s: &BoardSettings,
     q: i64,
+    at_clock: bool,
     n: usize,
     window: Option<i64>,
 ) -> Res<Ranked> {
@@ -132,7 +133,7 @@ pub(super) fn top(
         return Ok((Vec::new(), 0));
     };
     let decay = trending::Decay::new(q, l, s.trending_ms);
-    let mut live = Live::new(s, l);
+    let mut live = Live::new(s, l, at_clock.then_some(decay));
     let (_, h) = open(b, false)?;
     let Some(walk) = ffi::ZsetWalk::over(h, ALL.0, ALL.1, true) else {
         return Ok((Vec::new(), 0));
@@ -213,8 +214,9 @@ enum Live {
 
 impl Live {
     /// For a board of settings `s` and landmark `l` (ms), at this server's
-    /// clock (by which its keys expire).
-    fn new(s: &BoardSettings, l: i64) -> Live {
+    /// clock (by which its keys expire); `at_clock`: the query's decay when
+    /// the query is at the clock (the same, read once).
+    fn new(s: &BoardSettings, l: i64, at_clock: Option<trending::Decay>) -> Live {
         let Some(keep) = s.keep.filter(|_| !crate::eviction::may_evict()) else {
             return Live::Unproved;
         };
@@ -222,10 +224,8 @@ impl Live {
         if ceiling.is_infinite() {
             return Live::Unproved;
         }
-        Live::Above(
-            trending::Decay::new(ffi::now_ms(), l, s.trending_ms),
-            ceiling,
-        )
+        let now = at_clock.unwrap_or_else(|| trending::Decay::new(ffi::now_ms(), l, s.trending_ms));
+        Live::Above(now, ceiling)
     }
 
     /// Whether the member of stored sum `stored` provably has its counters
