@@ -115,8 +115,9 @@ pub(super) type Ranked = (Vec<(RedisString, f64)>, u64);
 /// The top `n` articles by trending score at `q` (unix ms; `at_clock`: the
 /// server clock), ties by article id ascending, among those published in
 /// `[q − w, q]` with a `window` `w` (ms). A walk of the ZSET from its
-/// highest sum: the scores at `q` follow the sums' order ([`trending::Decay::score`] is monotone), so a member
-/// whose sum is at least the n-th kept one's is kept without scoring it,
+/// highest sum: the scores at `q` follow the sums' order
+/// ([`trending::Decay::score`] is monotone), so a member whose sum is at
+/// least the n-th kept one's is kept without scoring it,
 /// and the walk stops at the first member scoring below the n-th (equal
 /// scores are all read, so their order is the ids'). The decay factor is
 /// split once per query; each kept member's score is the bits
