@@ -224,6 +224,7 @@ pub fn board_settings(id: i64) -> BoardSettings {
         ints: INTS.map(|c| c.value()),
         trending_ms: TRENDING_HALF_LIFE.value() * 1000,
         landmark: None,
+        keep: None,
     }
 }
 

@@ -56,15 +56,19 @@ impl Reach {
     }
 }
 
-/// The server's policy as last read, and whether it is unsafe for boards.
+/// The server's policy as last read, whether it is unsafe for boards, and
+/// whether it may evict anything at all.
 static UNSAFE: AtomicBool = AtomicBool::new(false);
+static EVICTS: AtomicBool = AtomicBool::new(false);
 static POLICY: Mutex<String> = Mutex::new(String::new());
 
 /// Stores the policy read from the server. Returns whether the warning
 /// should be logged now: the policy became unsafe, or changed to another
 /// unsafe one (so the warning is logged once per change, not per read).
 pub fn store(policy: &str, maxmemory: u64) -> bool {
-    let unsafe_now = Reach::of(policy, maxmemory).unsafe_for_boards();
+    let reach = Reach::of(policy, maxmemory);
+    EVICTS.store(reach != Reach::Nothing, Ordering::Relaxed);
+    let unsafe_now = reach.unsafe_for_boards();
     let was_unsafe = UNSAFE.swap(unsafe_now, Ordering::Relaxed);
     let mut p = POLICY.lock().unwrap_or_else(|e| e.into_inner());
     let changed = *p != policy;
@@ -76,6 +80,13 @@ pub fn store(policy: &str, maxmemory: u64) -> bool {
 /// load: cheap enough for every write).
 pub fn is_unsafe() -> bool {
     UNSAFE.load(Ordering::Relaxed)
+}
+
+/// Whether the server's policy may evict keys at all (a `volatile-*` or
+/// `allkeys-*` one with `maxmemory` set): then an article's counters may
+/// go before retention expires them (one atomic load).
+pub fn may_evict() -> bool {
+    EVICTS.load(Ordering::Relaxed)
 }
 
 /// The server's `maxmemory-policy` as last read (empty before load).

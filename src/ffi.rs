@@ -127,6 +127,41 @@ pub fn reply_ints_bulks(ctx: &Context, ints: &[i64], bulks: &[&[u8]]) -> redis_m
     redis_module::RedisValue::NoReply
 }
 
+/// Replies an array of `items`' strings, each followed by its score's
+/// text (`score_text`) when `withscores`, written directly: each string
+/// is replied as it is (no copy, no `RedisValue` vector built and walked).
+/// Returns `NoReply` for the handler to pass on, since the reply is
+/// already written.
+pub fn reply_strings_scores(
+    ctx: &Context,
+    items: &[(RedisString, f64)],
+    withscores: bool,
+    score_text: impl Fn(f64) -> String,
+) -> redis_module::RedisValue {
+    let per = if withscores { 2 } else { 1 };
+    // SAFETY: the API table is written once at load time and only read
+    // afterwards; ctx is the live context of the running command, the array
+    // length matches the replies written after it, each string is a live
+    // RedisModuleString owned by `items`, and each buffer is live for its
+    // call (the server copies both).
+    unsafe {
+        raw::RedisModule_ReplyWithArray.expect("ReplyWithArray exists on every server")(
+            ctx.ctx,
+            (per * items.len()) as libc::c_long,
+        );
+        let string = raw::RedisModule_ReplyWithString.expect("ReplyWithString exists");
+        let buf = raw::RedisModule_ReplyWithStringBuffer.expect("ReplyWithStringBuffer exists");
+        for (s, score) in items {
+            string(ctx.ctx, s.inner);
+            if withscores {
+                let t = score_text(*score);
+                buf(ctx.ctx, t.as_ptr().cast::<libc::c_char>(), t.len());
+            }
+        }
+    }
+    redis_module::RedisValue::NoReply
+}
+
 /// Replies a map with fields in the given order (a RESP3 map, a flat array
 /// of field/value pairs under RESP2). Returns `NoReply` for the handler to
 /// pass on, since the reply is already written.

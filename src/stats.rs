@@ -11,6 +11,9 @@ pub static ARTICLES_SWEPT: AtomicU64 = AtomicU64::new(0);
 pub static UPKEEP_ERRORS: AtomicU64 = AtomicU64::new(0);
 pub static TOP_CALLS: AtomicU64 = AtomicU64::new(0);
 pub static TOP_EXAMINED: AtomicU64 = AtomicU64::new(0);
+/// Articles HOT.TOP BY trending looked up (their PV counter opened) because
+/// their score did not prove that retention kept their counters.
+pub static TOP_TRENDING_CHECKS: AtomicU64 = AtomicU64::new(0);
 pub static ERRORS: AtomicU64 = AtomicU64::new(0);
 /// Errors by kind ([`ErrorKind`]); their sum is `ERRORS`.
 pub static ERRORS_ARITY: AtomicU64 = AtomicU64::new(0);
@@ -118,6 +121,7 @@ pub fn snapshot() -> Vec<(&'static str, u64)> {
             "top_articles_examined_per_call",
             examined.checked_div(calls).unwrap_or(0),
         ),
+        ("top_trending_checks", g(&TOP_TRENDING_CHECKS)),
         ("rank_writes", g(&RANK_WRITES)),
         ("rank_reads", g(&RANK_READS)),
         ("rank_periods_rolled", g(&RANK_PERIODS_ROLLED)),

@@ -445,16 +445,14 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
         let Some(s) = own else {
             return Err(super::trending::no_trending());
         };
-        let (best, examined) = super::trending::top(&b, &s, q, n, window)?;
+        let (best, examined) = super::trending::top(&b, &s, q, at.is_none(), n, window)?;
         stats::add(&stats::TOP_EXAMINED, examined);
-        let mut out = Vec::with_capacity(best.len() * if withscores { 2 } else { 1 });
-        for (article, score) in best {
-            out.push(RedisValue::BulkRedisString(article));
-            if withscores {
-                out.push(bulk(format_score(score)));
-            }
-        }
-        return Ok(RedisValue::Array(out));
+        return Ok(ffi::reply_strings_scores(
+            ctx,
+            &best,
+            withscores,
+            format_score,
+        ));
     }
     let (best, examined) = {
         let f = settings.formula;

@@ -112,11 +112,12 @@ pub(super) fn score_of(b: &BoardCtx, s: &BoardSettings, article: &[u8], q: i64) 
 /// first, and the number examined.
 pub(super) type Ranked = (Vec<(RedisString, f64)>, u64);
 
-/// The top `n` articles by trending score at `q` (unix ms), ties by article
-/// id ascending, among those published in `[q − w, q]` with a `window` `w`
-/// (ms). A walk of the ZSET from its highest sum: the scores at `q` follow
-/// the sums' order ([`trending::Decay::score`] is monotone), so a member
-/// whose sum is at least the n-th kept one's is kept without scoring it,
+/// The top `n` articles by trending score at `q` (unix ms; `at_clock`: the
+/// server clock), ties by article id ascending, among those published in
+/// `[q − w, q]` with a `window` `w` (ms). A walk of the ZSET from its
+/// highest sum: the scores at `q` follow the sums' order
+/// ([`trending::Decay::score`] is monotone), so a member whose sum is at
+/// least the n-th kept one's is kept without scoring it,
 /// and the walk stops at the first member scoring below the n-th (equal
 /// scores are all read, so their order is the ids'). The decay factor is
 /// split once per query; each kept member's score is the bits
@@ -125,6 +126,7 @@ pub(super) fn top(
     b: &BoardCtx,
     s: &BoardSettings,
     q: i64,
+    at_clock: bool,
     n: usize,
     window: Option<i64>,
 ) -> Res<Ranked> {
@@ -132,6 +134,7 @@ pub(super) fn top(
         return Ok((Vec::new(), 0));
     };
     let decay = trending::Decay::new(q, l, s.trending_ms);
+    let mut live = Live::new(s, l, at_clock.then_some(decay));
     let (_, h) = open(b, false)?;
     let Some(walk) = ffi::ZsetWalk::over(h, ALL.0, ALL.1, true) else {
         return Ok((Vec::new(), 0));
@@ -140,7 +143,7 @@ pub(super) fn top(
     let mut got: Vec<(RedisString, f64)> = Vec::with_capacity(n.min(1024) + 1);
     // The n-th kept member's sum and score, once n are kept.
     let mut nth: Option<(f64, f64)> = None;
-    let mut examined = 0u64;
+    let (mut examined, mut checks) = (0u64, 0u64);
     for (m, stored) in walk {
         if let Some((nth_sum, nth_score)) = nth {
             if stored < nth_sum && decay.score(stored) < nth_score {
@@ -157,16 +160,21 @@ pub(super) fn top(
         }
         // An article whose counters retention expired is not listed, as
         // BY hot does not list it: its sum stays until upkeep sweeps it.
-        let (_, pv) = b.open_derived(Kind::Pv, &[m.as_slice()], KeyKind::String, false)?;
-        if pv.kind() == KeyKind::Empty {
-            continue;
+        // Its PV counter is looked up only where its score at the server
+        // clock does not prove the counters live ([`Live`]).
+        if !live.proves(stored) {
+            checks += 1;
+            let (_, pv) = b.open_derived(Kind::Pv, &[m.as_slice()], KeyKind::String, false)?;
+            if pv.kind() == KeyKind::Empty {
+                continue;
+            }
         }
-        drop(pv);
         got.push((m, stored));
         if nth.is_none() && got.len() == n {
             nth = Some((stored, decay.score(stored)));
         }
     }
+    crate::stats::add(&crate::stats::TOP_TRENDING_CHECKS, checks);
     for kept in got.iter_mut() {
         kept.1 = decay.score(kept.1);
     }
@@ -188,6 +196,50 @@ pub(super) fn top(
     }
     got.truncate(n);
     Ok((got, examined))
+}
+
+/// Which articles of HOT.TOP BY trending's walk provably still have their
+/// counters, so their PV counter need not be opened: those whose trending
+/// score at the server clock is above [`trending::expired_ceiling`] of the
+/// board's `keep` (every counted view was at least `keep` ms before its
+/// counters can expire). Nothing is proved on a board whose record does
+/// not keep `keep`, nor where the server's `maxmemory-policy` may evict
+/// counters early. The walk goes by stored sum, descending, so once one
+/// member is not proved none after it is.
+enum Live {
+    /// Each member's score at the clock is compared with the ceiling.
+    Above(trending::Decay, f64),
+    /// Every member is checked.
+    Unproved,
+}
+
+impl Live {
+    /// For a board of settings `s` and landmark `l` (ms), at this server's
+    /// clock (by which its keys expire); `at_clock`: the query's decay when
+    /// the query is at the clock (the same, read once).
+    fn new(s: &BoardSettings, l: i64, at_clock: Option<trending::Decay>) -> Live {
+        let Some(keep) = s.keep.filter(|_| !crate::eviction::may_evict()) else {
+            return Live::Unproved;
+        };
+        let ceiling = trending::expired_ceiling(keep, s.trending_ms);
+        if ceiling.is_infinite() {
+            return Live::Unproved;
+        }
+        let now = at_clock.unwrap_or_else(|| trending::Decay::new(ffi::now_ms(), l, s.trending_ms));
+        Live::Above(now, ceiling)
+    }
+
+    /// Whether the member of stored sum `stored` provably has its counters
+    /// (the first `false` makes every later answer `false`).
+    fn proves(&mut self, stored: f64) -> bool {
+        if let Live::Above(now, ceiling) = self {
+            if now.score(stored) > *ceiling {
+                return true;
+            }
+            *self = Live::Unproved;
+        }
+        false
+    }
 }
 
 /// Trims the trending ZSET to the board's `MAX-ARTICLES` highest sums once

@@ -13,8 +13,10 @@
 //! max-articles=<n> retention-seconds=<s>`, space separated, every field
 //! present, in that order; then, only on a board that keeps a trending
 //! ranking ([`super::trending`]), `trending-half-life-ms=<ms>` and, once
-//! the board has a landmark, `trending-landmark=<ms>`. A board without
-//! trending has the text it had before trending existed.
+//! the board has a landmark, `trending-landmark=<ms>` and (written since
+//! HOT.TOP BY trending skips the retention check it makes needless)
+//! `trending-keep=<ms>`. A board without trending has the text it had
+//! before trending existed.
 
 use super::{Formula, ALPHA_RANGE, BASE_RANGE, BETA_RANGE, GAMMA_RANGE};
 use crate::parse::{format_score, parse_finite_f64, parse_i64};
@@ -124,6 +126,13 @@ pub struct BoardSettings {
     /// ([`super::trending`]). Not a setting a user gives: state kept with
     /// them in the record.
     pub landmark: Option<i64>,
+    /// With a landmark: a lower bound (ms) of how long after its time each
+    /// view counted into the trending sums leaves its article's counters
+    /// before retention can expire them ([`super::trending::view_keep`]),
+    /// the smallest over those views; `None` when unknown (a record
+    /// written before it was kept), and then HOT.TOP checks every article
+    /// it lists. State kept with the settings, as the landmark.
+    pub keep: Option<i64>,
 }
 
 impl Default for BoardSettings {
@@ -134,6 +143,7 @@ impl Default for BoardSettings {
             ints: INT_SPECS.map(|s| s.default),
             trending_ms: 0,
             landmark: None,
+            keep: None,
         }
     }
 }
@@ -276,6 +286,7 @@ impl BoardSettings {
             if ms != self.trending_ms {
                 self.trending_ms = ms;
                 self.landmark = None;
+                self.keep = None;
             }
             return Ok(());
         }
@@ -344,6 +355,9 @@ impl BoardSettings {
             t.push_str(&format!(" trending-half-life-ms={}", self.trending_ms));
             if let Some(l) = self.landmark {
                 t.push_str(&format!(" trending-landmark={l}"));
+                if let Some(k) = self.keep {
+                    t.push_str(&format!(" trending-keep={k}"));
+                }
             }
         }
         t
@@ -386,6 +400,12 @@ impl BoardSettings {
                 .and_then(|f| f.strip_prefix(b"trending-landmark="))
             {
                 s.landmark = Some(parse_i64("trending-landmark", v).ok()?);
+                if let Some(v) = rest
+                    .next_if(|f| f.starts_with(b"trending-keep="))
+                    .and_then(|f| f.strip_prefix(b"trending-keep="))
+                {
+                    s.keep = Some(parse_i64("trending-keep", v).ok()?);
+                }
             }
         }
         if rest.next().is_some() {
@@ -453,6 +473,30 @@ mod tests {
         let t = s.text();
         assert!(t.starts_with("id=1722470400123 alpha=0.5 beta=1.2 base=2 gamma=1.3 "));
         assert_eq!(BoardSettings::parse(t.as_bytes()), Some(s));
+    }
+
+    #[test]
+    fn trending_state_round_trips_and_resets() {
+        let mut s = BoardSettings::default();
+        s.apply(&[b"TRENDING-HALF-LIFE", b"6h"]).unwrap();
+        s.landmark = Some(-21_600_000);
+        s.keep = Some(7_689_600_000);
+        let t = s.text();
+        assert!(t.ends_with(
+            " trending-half-life-ms=21600000 trending-landmark=-21600000 trending-keep=7689600000"
+        ));
+        assert_eq!(BoardSettings::parse(t.as_bytes()), Some(s));
+        // A record written before `keep` was kept reads as unknown.
+        let old = t.replace(" trending-keep=7689600000", "");
+        let read = BoardSettings::parse(old.as_bytes()).unwrap();
+        assert_eq!((read.landmark, read.keep), (Some(-21_600_000), None));
+        // `keep` comes only after a landmark.
+        let bad = t.replace(" trending-landmark=-21600000", "");
+        assert_eq!(BoardSettings::parse(bad.as_bytes()), None);
+        // Another half-life starts trending afresh: landmark and keep go.
+        s.apply(&[b"TRENDING-HALF-LIFE", b"0"]).unwrap();
+        assert_eq!((s.landmark, s.keep), (None, None));
+        assert_eq!(s.text(), BoardSettings::default().text());
     }
 
     #[test]

@@ -75,6 +75,65 @@ fn split(d: i128, h: i64) -> (i64, f64) {
     (n, detmath::exp2(rem / h as f64))
 }
 
+/// Grain of [`view_keep`] (ms): rounded down to a whole minute, so views
+/// whose `AT` runs a little ahead of the server clock rewrite the board
+/// record at most once per minute of lead.
+pub const KEEP_STEP: i64 = 60_000;
+
+/// log2 of a bound of the total weight all counted views of one article can
+/// add: each adds at most `alpha + beta · rise` ≤ 2^20 · (1 + 2^63) < 2^84
+/// (alpha and beta at most 10^6 < 2^20, whatever they were at the view; a
+/// rise of the UV estimate below 2^63), and no article gets 2^63 counted
+/// views (its PV counter stops there, and no server runs that many
+/// commands).
+pub const LOG2_MAX_WEIGHT: i64 = 147;
+
+/// Safety margin of [`expired_ceiling`], in half-lives (a factor 2^16):
+/// covers the rounding of the stored sums and the few milliseconds between
+/// the clock the server judges expiry by and the one HOT.TOP reads.
+pub const KEEP_MARGIN: i64 = 16;
+
+/// What a counted view at `t` guarantees (ms, may be negative): its
+/// article's counters cannot expire before `t` plus this. `kept` is how
+/// long past the server clock `now` the view leaves them at least
+/// (retention − its refresh slack, see
+/// [`crate::hot::view::retention_slack`]); the counters expire by the
+/// clock, the view counts at `t` (`AT`, else the clock), so a view with
+/// `AT` in the past guarantees more (HOT.VIEW refuses an `AT` later than
+/// the clock; one would guarantee less). Rounded down to [`KEEP_STEP`].
+pub fn view_keep(t: i64, now: i64, kept: i64) -> i64 {
+    let k = i128::from(kept) - (i128::from(t) - i128::from(now));
+    let step = i128::from(KEEP_STEP);
+    let k = k.div_euclid(step) * step;
+    k.clamp(i128::from(i64::MIN / 2), i128::from(i64::MAX / 2)) as i64
+}
+
+/// A board's `keep` after a counted view that guarantees `view` ms
+/// ([`view_keep`]): the smallest over the views counted into the sums.
+/// The first view since trending started (no `landmark` yet) starts it;
+/// a board whose record did not keep it (`old` `None` with a landmark)
+/// stays unknown, since views before it are not covered.
+pub fn next_keep(old: Option<i64>, landmark: Option<i64>, view: i64) -> Option<i64> {
+    match landmark {
+        None => Some(view),
+        Some(_) => old.map(|k| k.min(view)),
+    }
+}
+
+/// The trending score (at the server clock) at or below which an article
+/// may have lost its counters to retention, on a board whose views all
+/// guarantee `keep` ms ([`next_keep`]) with half-life `h` (ms): such an
+/// article's counted views are all more than `keep` before the clock, so
+/// it scores at most 2^[`LOG2_MAX_WEIGHT`] · 2^(−keep/h); with the
+/// [`KEEP_MARGIN`] that is 2^(163 − ⌊keep/h⌋). An article scoring above
+/// it at the server clock still has its counters (short of eviction or a
+/// client deleting them). Never below 2^−1000 (scores that small are
+/// compared inexactly), infinite when nothing is certain.
+pub fn expired_ceiling(keep: i64, h: i64) -> f64 {
+    let k = (LOG2_MAX_WEIGHT + KEEP_MARGIN).saturating_sub(keep.div_euclid(h.max(1)));
+    scale_pow2(1.0, k.max(-1000))
+}
+
 /// The landmark a board takes at its first counted view after trending is
 /// enabled: the view time `t` floored to a whole number of half-lives `h`
 /// (both ms), so `0 ≤ t − L < h`.
@@ -256,6 +315,105 @@ mod tests {
         assert_eq!(rescale(1024.0, 10), 1.0);
         assert_eq!(rescale(3.0, 0), 3.0);
         assert_eq!(rescale(1.0, 5000), 0.0);
+    }
+
+    #[test]
+    fn keep_is_retention_less_lead_rounded_down() {
+        const DAY: i64 = 86_400_000;
+        assert_eq!(view_keep(1_000, 1_000, 89 * DAY), 89 * DAY);
+        // AT 5 ms ahead of the clock: a minute less (rounded down).
+        assert_eq!(view_keep(1_005, 1_000, 89 * DAY), 89 * DAY - KEEP_STEP);
+        // AT an hour behind: an hour more.
+        assert_eq!(view_keep(1_000, 1_000 + H, 89 * DAY), 89 * DAY + H);
+        assert_eq!(view_keep(i64::MAX, i64::MIN, 0), i64::MIN / 2);
+        assert_eq!(view_keep(i64::MIN, i64::MAX, i64::MAX), i64::MAX / 2);
+        assert_eq!(next_keep(None, None, 5), Some(5));
+        assert_eq!(next_keep(Some(3), Some(0), 5), Some(3));
+        assert_eq!(next_keep(Some(7), Some(0), 5), Some(5));
+        // A record without it stays unknown.
+        assert_eq!(next_keep(None, Some(0), 5), None);
+        // Trending (re)starts: the old value goes.
+        assert_eq!(next_keep(Some(-9), None, 5), Some(5));
+    }
+
+    #[test]
+    fn ceilings_at_hand_computed_keeps() {
+        const DAY: i64 = 86_400_000;
+        // 90-day retention (slack a day), 6 h half-life: 2^(163 − 356).
+        assert_eq!(expired_ceiling(89 * DAY, 6 * H), scale_pow2(1.0, -193));
+        assert_eq!(expired_ceiling(0, H), scale_pow2(1.0, 163));
+        assert_eq!(expired_ceiling(-H, H), scale_pow2(1.0, 164));
+        assert_eq!(expired_ceiling(-2000 * H, H), f64::INFINITY);
+        assert_eq!(
+            expired_ceiling(i64::MIN / 2, MIN_HALF_LIFE_MS),
+            f64::INFINITY
+        );
+        assert_eq!(
+            expired_ceiling(i64::MAX / 2, MIN_HALF_LIFE_MS),
+            scale_pow2(1.0, -1000)
+        );
+    }
+
+    /// One counted view of the retention model below: clock advance (ms),
+    /// retention (ms), and `AT` relative to the clock (ms).
+    type ModelView = (i64, i64, i64);
+
+    fn model_views() -> impl Strategy<Value = Vec<ModelView>> {
+        proptest::collection::vec(
+            (
+                prop_oneof![0i64..1000, 0i64..10_000_000_000],
+                prop_oneof![
+                    Just(60_000i64),
+                    Just(7_776_000_000),
+                    (60i64..315_360_000).prop_map(|s| s * 1000)
+                ],
+                prop_oneof![Just(0i64), -10_000_000_000i64..0, 0i64..10_000_000_000],
+            ),
+            1..40,
+        )
+    }
+
+    proptest! {
+        /// The lemma HOT.TOP BY trending relies on: the retention model of
+        /// HOT.VIEW (a counted view creates the counters to expire
+        /// `retention` after the clock, or moves their expiry there when it
+        /// is not fresh, [`crate::hot::view::retention_fresh`]), with the
+        /// retention changing between views (HOT.ALTER), views ahead of and
+        /// behind the clock (`AT`) and counters expiring and coming back:
+        /// whenever the counters are gone at a clock `now`, every counted
+        /// view is more than the board's `keep` before `now`, so the
+        /// article's score at `now` is under [`expired_ceiling`].
+        #[test]
+        fn expired_counters_score_under_the_ceiling(
+            views in model_views(), h in half_life(), after in 1i64..10_000_000_000,
+            alpha in 0.0f64..1e6,
+        ) {
+            let mut clock = 1_700_000_000_000i64;
+            let mut expiry: Option<i64> = None;
+            let (mut keep, mut landmark) = (None, None);
+            let mut times = Vec::new();
+            for (dc, retention, lead) in views {
+                clock += dc;
+                // The counters exist while the clock is not past their expiry.
+                let ttl = expiry.filter(|&e| clock <= e).map(|e| e - clock);
+                if ttl.is_none() || !crate::hot::view::retention_fresh(ttl, retention) {
+                    expiry = Some(clock + retention);
+                }
+                let t = clock + lead;
+                let kept = retention - crate::hot::view::retention_slack(retention);
+                keep = next_keep(keep, landmark, view_keep(t, clock, kept));
+                landmark = Some(step(landmark, t, h, alpha, 0.0, 0).landmark);
+                times.push(t);
+            }
+            let (Some(e), Some(keep)) = (expiry, keep) else { unreachable!() };
+            let now = e + after;
+            let mut score = 0.0;
+            for &t in &times {
+                prop_assert!(now - t > keep, "{} {} {}", now, t, keep);
+                score += alpha * crate::detmath::exp2(-((now - t) as f64) / h as f64);
+            }
+            prop_assert!(score <= expired_ceiling(keep, h), "{} {}", score, keep);
+        }
     }
 
     fn half_life() -> impl Strategy<Value = i64> {

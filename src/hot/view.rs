@@ -192,13 +192,19 @@ pub fn plan(f: &Formula, v: &ViewFacts) -> Result<Plan, ViewError> {
             f.beta,
             uv.saturating_sub(uv_before),
         );
-        if s.landmark != Some(step.landmark) {
+        // The shortest time from a counted view to its counters' expiry,
+        // which lets HOT.TOP BY trending skip their check.
+        let view_keep =
+            super::trending::view_keep(v.t, v.now, v.retention - retention_slack(v.retention));
+        let keep = super::trending::next_keep(s.keep, s.landmark, view_keep);
+        if s.landmark != Some(step.landmark) || s.keep != keep {
             // The landmark is stored with the settings in the record.
             let mut r = record
                 .or(v.record)
                 .unwrap_or_else(|| BoardRecord::new_board(s));
             r.settings = Some(BoardSettings {
                 landmark: Some(step.landmark),
+                keep,
                 ..s
             });
             record = Some(r);
@@ -273,8 +279,15 @@ fn retention_expiry(v: &ViewFacts) -> Option<i64> {
 /// Retention is refreshed only when it is not, so a busy article rewrites
 /// its expiries at most daily.
 pub fn retention_fresh(ttl: Option<i64>, retention: i64) -> bool {
-    let slack = (retention / 10).min(86_400_000);
-    ttl.is_some_and(|ttl| ttl > retention - slack)
+    ttl.is_some_and(|ttl| ttl > retention - retention_slack(retention))
+}
+
+/// How much a fresh retention expiry may have run down (ms) before a
+/// counted view refreshes it: a tenth of the `retention` (ms), at most a
+/// day. So after any counted view at server clock `now`, the article's
+/// counters live past `now + retention − slack`.
+pub fn retention_slack(retention: i64) -> i64 {
+    (retention / 10).min(86_400_000)
 }
 
 fn to_i64(n: u64) -> i64 {
