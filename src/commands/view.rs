@@ -106,7 +106,13 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
 /// replica or an AOF load writes the same bytes with its own clock and
 /// configs.
 fn replicate_view(ctx: &Context, b: &BoardCtx, req: &Request) {
-    let (t, now) = (crate::parse::time_text(req.t), IntText::new(req.now));
+    // The view time's text only when it is sent (not the clock).
+    let t = if req.t != req.now {
+        crate::parse::time_text(req.t)
+    } else {
+        crate::parse::StackText::default()
+    };
+    let now = IntText::new(req.now);
     let sparse = IntText::new(req.sparse_max as i64);
     let default_sparse = req.sparse_max == crate::hot::hll::DEFAULT_SPARSE_MAX_BYTES;
     // CLOCK first: it marks this version's format (see
