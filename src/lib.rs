@@ -62,7 +62,7 @@ static QUIET_DEFRAG: ffi::QuietDefrag = ffi::QuietDefrag;
 
 /// MODULE UNLOAD: releases the strings the module kept across commands.
 fn deinit(_ctx: &Context) -> Status {
-    commands::layout_cache::clear();
+    commands::name_cache::clear();
     Status::Ok
 }
 

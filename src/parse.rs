@@ -392,6 +392,43 @@ impl<const N: usize> StackText<N> {
     }
 }
 
+/// What a pure parse gave for the last [`Recent::CAP`] texts it was given,
+/// most recent first: a text met again is compared (memcmp), not parsed.
+/// Exact and never stale, since the result depends only on the bytes.
+pub struct Recent<T>(Vec<(Vec<u8>, T)>);
+
+impl<T: Copy> Default for Recent<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Copy> Recent<T> {
+    /// Texts kept.
+    pub const CAP: usize = 8;
+
+    pub const fn new() -> Self {
+        Recent(Vec::new())
+    }
+
+    /// `parse(text)`, from the kept result when `text` was parsed lately.
+    /// A text that does not parse (`None`) is not kept.
+    pub fn parse(&mut self, text: &[u8], parse: impl FnOnce(&[u8]) -> Option<T>) -> Option<T> {
+        if let Some(i) = self.0.iter().position(|(t, _)| t.as_slice() == text) {
+            let hit = self.0[i].1;
+            if i > 0 {
+                let e = self.0.remove(i);
+                self.0.insert(0, e);
+            }
+            return Some(hit);
+        }
+        let v = parse(text)?;
+        self.0.insert(0, (text.to_vec(), v));
+        self.0.truncate(Self::CAP);
+        Some(v)
+    }
+}
+
 /// Up to three i64s in decimal joined by `:` (`900:1932:17`), on the
 /// stack: the numeric parts of derived key names.
 pub struct IntsText {

@@ -3,7 +3,7 @@
 //! while the layout key holds the same bytes (`parse_settings_cached`). The
 //! cache is checked against the stored bytes on every command, so it can
 //! never apply one board's layout to another. The layout key's *name* is
-//! kept per board across commands (`commands::layout_cache`), and is still
+//! kept per board across commands (`commands::name_cache`), and is still
 //! ACL-checked for each caller. These tests change what a board name holds
 //! under it, by each way the server has, and check that the next command
 //! uses the new layout: DEL, RENAME, RANK.DROP and RANK.CREATE, RESTORE, a

@@ -73,7 +73,7 @@ pub(super) fn board_record(name: &RedisString, h: &ffi::Key) -> Res<Option<Board
     if h.kind() == KeyKind::Empty {
         return Ok(None);
     }
-    match BoardRecord::parse(h.read()) {
+    match BoardRecord::parse_cached(h.read()) {
         Some(r) => Ok(Some(r)),
         None => Err(not_ours(name, "is not a hotrank board record")),
     }

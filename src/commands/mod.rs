@@ -14,8 +14,8 @@ pub mod hot_admin;
 pub mod hot_drop;
 pub mod hot_settings;
 pub mod identity;
-pub mod layout_cache;
 pub mod migration;
+pub mod name_cache;
 pub mod rank;
 pub mod rank_admin;
 pub mod rank_repl;
@@ -393,12 +393,7 @@ impl<'a> BoardCtx<'a> {
 
     /// The name of the board's epoch key (never epoch-named), ACL-checked.
     pub fn epoch_name(&self, write: bool) -> Res<RedisString> {
-        let name = with_name_buf(|buf| {
-            keys::derived_into(buf, self.key.as_slice(), keys::Kind::Epoch, &[]);
-            RedisString::create_from_slice(self.ctx.ctx, buf)
-        });
-        self.acl.check(&name, write)?;
-        Ok(name)
+        self.derived(keys::Kind::Epoch, &[], write)
     }
 
     /// Reads the HOT board's epoch, which names every HOT derived key from
@@ -509,29 +504,37 @@ impl<'a> BoardCtx<'a> {
         Ok(())
     }
 
+    /// Builds the name of a derived key ([`keys::derived_epoch_into`]) in
+    /// [`NAME_BUF`], as a new string.
+    #[inline]
+    fn build_name(&self, kind: keys::Kind, parts: &[&[u8]]) -> RedisString {
+        with_name_buf(|buf| {
+            keys::derived_epoch_into(buf, self.key.as_slice(), self.epoch.get(), kind, parts);
+            // Binary-safe (Context::create_string would refuse the zero byte).
+            RedisString::create_from_slice(self.ctx.ctx, buf)
+        })
+    }
+
     /// The epoch [`BoardCtx::load_epoch`] read (0 before).
     pub fn epoch(&self) -> i64 {
         self.epoch.get()
     }
 
     /// A derived key of the board ([`keys::derived`]), ACL-checked for the
-    /// calling user (`write`: write access, else read). Error: `NOPERM …`.
+    /// calling user (`write`: write access, else read), hit or miss. A name
+    /// without parts (the board's own keys: record, epoch key, indexes,
+    /// trending ZSET, RANK layout) comes from [`name_cache`] once built.
+    /// Error: `NOPERM …`.
     pub fn derived(&self, kind: keys::Kind, parts: &[&[u8]], write: bool) -> Res<RedisString> {
-        let name = with_name_buf(|buf| {
-            keys::derived_epoch_into(buf, self.key.as_slice(), self.epoch.get(), kind, parts);
-            // Binary-safe (Context::create_string would refuse the zero byte).
-            RedisString::create_from_slice(self.ctx.ctx, buf)
-        });
+        let name = if parts.is_empty() {
+            name_cache::board_name(self.key.as_slice(), self.epoch.get(), kind, || {
+                self.build_name(kind, parts)
+            })
+        } else {
+            self.build_name(kind, parts)
+        };
         self.acl.check(&name, write)?;
         Ok(name)
-    }
-
-    /// ACL-checks `name`, one of the board's keys, for the caller (`write`:
-    /// write access, else read), as [`BoardCtx::derived`] does. Error:
-    /// `NOPERM …`.
-    pub fn check(&self, name: &RedisString, write: bool) -> Res<()> {
-        self.acl.check(name, write)?;
-        Ok(())
     }
 
     /// The board key's bytes.

@@ -2,7 +2,6 @@
 //! AROUND, RANGEBYSCORE, MINCR, DROP.
 
 use super::identity::{self, Family};
-use super::layout_cache;
 use super::rank_repl::{self, leading_clock};
 use super::{bulk, from_master_or_aof, write_time_at, zadd_effect, Args, BoardCtx, CommandsMode};
 use super::{Fail, Res};
@@ -31,7 +30,7 @@ fn not_rank(b: &BoardCtx) -> Fail {
 /// default layout, stored only once the write is known to succeed). `write`
 /// asks for write access to the layout key.
 pub(super) fn settings(b: &BoardCtx, write: bool) -> Res<Option<Settings>> {
-    let lk = layout_cache::layout_name(b, write)?;
+    let lk = b.derived(Kind::Layout, &[], write)?;
     let board_h = b.open_board(false)?;
     stored_settings(b, &lk, &board_h)
 }
@@ -152,7 +151,7 @@ pub(super) fn create_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue
     let mut args = Args::new(argv, 2, 24)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
     let text = create_layout(&mut args)?;
-    let lk = layout_cache::layout_name(&b, true)?;
+    let lk = b.derived(Kind::Layout, &[], true)?;
     // The layout outlives an emptied or deleted ZSET: the board still exists.
     let exists = || Fail::Msg("ERR board already exists".into());
     if b.open_board(false)?.kind() != KeyKind::Empty {
@@ -456,7 +455,7 @@ fn write_score(ctx: &Context, argv: &[RedisString], add: bool) -> Res<RedisValue
     };
     let mode = CommandsMode::enter();
     // Read: the layout, the board and the current board of each period.
-    let lk = layout_cache::layout_name(&b, true)?;
+    let lk = b.derived(Kind::Layout, &[], true)?;
     let board_h = b.open_board(true)?;
     let stored = stored_settings(&b, &lk, &board_h)?;
     if stored.is_none() {
@@ -664,7 +663,7 @@ pub(super) fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, usize::MAX)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
     // The board is opened once, for writing, and its settings read through it.
-    let lk = layout_cache::layout_name(&b, false)?;
+    let lk = b.derived(Kind::Layout, &[], false)?;
     let mut h = b.open_board(true)?;
     if stored_settings(&b, &lk, &h)?.is_none() {
         return Ok(RedisValue::Integer(0));
@@ -822,7 +821,7 @@ pub(super) fn mincr_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
     }
     let (t, now) = write_time_at(None, clock.unwrap_or_else(ffi::now_ms))?;
     // The board is opened once, for writing, and its settings read through it.
-    let lk = layout_cache::layout_name(&b, true)?;
+    let lk = b.derived(Kind::Layout, &[], true)?;
     let board_h = b.open_board(true)?;
     let stored = stored_settings(&b, &lk, &board_h)?;
     if stored.is_none() {

@@ -106,26 +106,22 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
 /// replica or an AOF load writes the same bytes with its own clock and
 /// configs.
 fn replicate_view(ctx: &Context, b: &BoardCtx, req: &Request) {
-    let (t, now) = (crate::parse::time_text(req.t), IntText::new(req.now));
-    let sparse = IntText::new(req.sparse_max as i64);
+    let now = IntText::new(req.now);
+    // The view time's and `SPARSE n`'s texts only when they are sent.
+    let t = (req.t != req.now).then(|| crate::parse::time_text(req.t));
     let default_sparse = req.sparse_max == crate::hot::hll::DEFAULT_SPARSE_MAX_BYTES;
+    let sparse = (!default_sparse).then(|| IntText::new(req.sparse_max as i64));
     // CLOCK first: it marks this version's format (see
     // [`super::ViewOptions::clock_first`]); then the optional pairs in place.
     // The key, article and visitor go as the strings they are (no copy).
-    let mut args: [&[u8]; 6] = [
-        b"CLOCK",
-        now.as_bytes(),
-        b"AT",
-        t.as_bytes(),
-        b"SPARSE",
-        sparse.as_bytes(),
-    ];
+    let mut args: [&[u8]; 6] = [b"CLOCK", now.as_bytes(), b"", b"", b"", b""];
     let mut n = 2;
-    if req.t != req.now {
-        n = 4;
+    if let Some(t) = &t {
+        args[n..n + 2].copy_from_slice(&[b"AT", t.as_bytes()]);
+        n += 2;
     }
-    if !default_sparse {
-        args.copy_within(4..6, n);
+    if let Some(sparse) = &sparse {
+        args[n..n + 2].copy_from_slice(&[b"SPARSE", sparse.as_bytes()]);
         n += 2;
     }
     let strs = [b.key, req.article, req.visitor_rs];
@@ -208,7 +204,6 @@ impl ViewKeys {
     /// carry the board's incarnation id (when not 0) first.
     fn new(b: &BoardCtx, r: &Request, s: &BoardSettings, hb: RedisString) -> Res<Self> {
         let window = s.dedup_ms();
-        let id = IntText::new(s.id);
         let (dedup, dedup_shard) = if window > 0 {
             let shard = i64::from(dedup::shard(r.fp, s.dedup_shards() as u32));
             (Some(dedup_shard_name(b, s, shard, true)?), shard)
@@ -221,6 +216,7 @@ impl ViewKeys {
             Some(if s.id == 0 {
                 b.derived(Kind::VisitorViews, &[w.as_bytes(), r.visitor], true)?
             } else {
+                let id = IntText::new(s.id);
                 b.derived(
                     Kind::VisitorViews,
                     &[id.as_bytes(), w.as_bytes(), r.visitor],
@@ -576,14 +572,15 @@ fn write_article(
     // time (`lastView`, the latest view time, AT or clock, at minute grain:
     // see [`last_view_due`]), in one HSET.
     let pub_s = c.publish.map(IntText::new);
-    let t_s = IntText::new(r.t);
+    // The view time's text only when `lastView` is written.
+    let t_s = last_view_due(h.last_view, r.t).then(|| IntText::new(r.t));
     let mut fields: [(&ffi::Field, &[u8]); 2] = [(&PUBLISHED_AT, &[]), (&LAST_VIEW, &[])];
     let mut n = 0;
     if let Some(p) = &pub_s {
         fields[n] = (&PUBLISHED_AT, p.as_bytes());
         n += 1;
     }
-    if last_view_due(h.last_view, r.t) {
+    if let Some(t_s) = &t_s {
         fields[n] = (&LAST_VIEW, t_s.as_bytes());
         n += 1;
     }

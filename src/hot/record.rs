@@ -72,6 +72,19 @@ impl BoardRecord {
         })
     }
 
+    /// [`Self::parse`] through a small per-thread cache of recent texts
+    /// ([`crate::parse::Recent`]): a view reads its board's record on every
+    /// call, and the record changes at most once a minute
+    /// ([`VIEW_BOUND_STEP`]), so the bytes are compared instead of parsed.
+    /// Same result as `parse`.
+    pub fn parse_cached(text: &[u8]) -> Option<BoardRecord> {
+        thread_local! {
+            static CACHE: std::cell::RefCell<crate::parse::Recent<BoardRecord>> =
+                const { std::cell::RefCell::new(crate::parse::Recent::new()) };
+        }
+        CACHE.with(|c| c.borrow_mut().parse(text, BoardRecord::parse))
+    }
+
     /// The record of a new board with `settings` and no score yet.
     pub fn new_board(settings: BoardSettings) -> BoardRecord {
         BoardRecord {
@@ -235,6 +248,29 @@ mod tests {
             let hex = fp.map(|d| b"0123456789abcdef"[d as usize]);
             let r = BoardRecord { max_view_at: max, scored: if mixed { Scored::Mixed } else { Scored::By(hex) }, settings: None };
             prop_assert_eq!(BoardRecord::parse(&r.text()), Some(r));
+        }
+
+        /// The cache gives what `parse` gives, whatever the sequence of
+        /// texts: records with and without settings, texts that differ in
+        /// one byte, texts that do not parse, texts met again after more
+        /// than the cache keeps.
+        #[test]
+        fn the_cache_gives_what_parse_gives(picks in proptest::collection::vec((0usize..24, any::<bool>(), 0usize..64, any::<u8>()), 1..120)) {
+            let mut texts: Vec<Vec<u8>> = Vec::new();
+            for i in 0..12i64 {
+                let r = BoardRecord { max_view_at: i * 60_000, scored: Scored::By(FP), settings: None };
+                texts.push(r.text());
+                let s = BoardRecord::new_board(BoardSettings { id: i, ..Default::default() });
+                texts.push(s.text());
+            }
+            for (pick, damage, at, byte) in picks {
+                let mut t = texts[pick].clone();
+                if damage {
+                    let at = at % t.len();
+                    t[at] = byte;
+                }
+                prop_assert_eq!(BoardRecord::parse_cached(&t), BoardRecord::parse(&t));
+            }
         }
 
         #[test]

@@ -420,24 +420,10 @@ impl BoardSettings {
     /// where comparing the text costs a few dozen. Same result as `parse`.
     pub fn parse_cached(text: &[u8]) -> Option<BoardSettings> {
         thread_local! {
-            static CACHE: std::cell::RefCell<Vec<(Vec<u8>, BoardSettings)>> =
-                const { std::cell::RefCell::new(Vec::new()) };
+            static CACHE: std::cell::RefCell<crate::parse::Recent<BoardSettings>> =
+                const { std::cell::RefCell::new(crate::parse::Recent::new()) };
         }
-        CACHE.with(|c| {
-            let mut c = c.borrow_mut();
-            if let Some(i) = c.iter().position(|(t, _)| t.as_slice() == text) {
-                let hit = c[i].1;
-                if i > 0 {
-                    let e = c.remove(i);
-                    c.insert(0, e);
-                }
-                return Some(hit);
-            }
-            let s = BoardSettings::parse(text)?;
-            c.insert(0, (text.to_vec(), s));
-            c.truncate(8);
-            Some(s)
-        })
+        CACHE.with(|c| c.borrow_mut().parse(text, BoardSettings::parse))
     }
 
     /// Why changing from `self` to `new` is refused: the half-life changes
