@@ -8,9 +8,9 @@
 
 use super::article::article_counts_whole;
 use super::board::{
-    dedup_name, dedup_shard_name, expire_effect, hset_effect, not_ours, open_hll, overflow,
-    published_and_last_view, refresh_retention, uv_of, view_error, write_record, BoardState,
-    LAST_VIEW, PUBLISHED_AT,
+    create_effect, dedup_name, dedup_shard_name, expire_effect, hset_effect, not_ours, open_hll,
+    overflow, published_and_last_view, refresh_retention, uv_of, view_error, write_record,
+    BoardState, LAST_VIEW, PUBLISHED_AT,
 };
 use super::hot::{expired_fronts, upkeep};
 use super::hot_admin::index_add;
@@ -254,6 +254,9 @@ struct ViewHandles {
     pv: ffi::Key,
     /// The article's HyperLogLog (header checked).
     uv: ffi::Key,
+    /// This view created the HyperLogLog with its retention expiry (one
+    /// `SET … PXAT`): [`finish_counted`] leaves its expiry alone.
+    uv_created: bool,
     /// The publish index, open only when the view may write it: the article
     /// is new to the board or has no publish time.
     pubidx: Option<(RedisString, ffi::Key)>,
@@ -338,6 +341,7 @@ fn read(
         meta,
         pv,
         uv,
+        uv_created: false,
         pubidx,
         vv,
         ix,
@@ -435,12 +439,8 @@ fn write_dedup(
     let existing = d.found.map(|f| (d.key.read(), f));
     match dedup::plan_write(existing, r.fp, r.t, window, r.now, d.upgraded) {
         dedup::Write::Create { value, expire_at } | dedup::Write::Rewrite { value, expire_at } => {
-            d.key.write(&value)?;
-            d.key.expire_at(expire_at, r.now);
-            let at_s = IntText::new(expire_at);
-            let args = [&value[..], b"PXAT", at_s.as_bytes()];
-            effect(ctx, name, Event::String, c"set", c"SET", &args);
-            ffi::notify(ctx, Event::Generic, c"expire", name);
+            let (at, e) = (expire_at, Event::String);
+            create_effect(ctx, name, &mut d.key, &value, at, r.now, e, c"set")?;
         }
         dedup::Write::Append {
             bytes,
@@ -558,17 +558,31 @@ fn write_article(
     plan: &Plan,
     c: &Counted,
 ) -> Res<()> {
-    if let Some(bytes) = &c.hll.value {
-        h.uv.write(bytes)?;
-    }
-    if c.hll.pfadd {
-        effect(ctx, &k.uv, Event::String, c"pfadd", c"PFADD", &[r.visitor]);
-    }
-    if c.hll.pfcount {
-        if !super::replicating_commands() {
-            ffi::replicate(ctx, c"PFCOUNT", &k.uv, &[]);
+    match (&c.hll.value, c.expire_at) {
+        // A new HyperLogLog (missing, or deleted above as stale) is made
+        // with its retention expiry in one effect, `SET uv bytes PXAT at`
+        // (event `pfadd`, as PFADD's, and `expire`), instead of `PFADD` +
+        // `PEXPIREAT`: the exact bytes written here, which are PFADD's
+        // (cached count included), whatever a replica's configs.
+        (Some(bytes), Some(at)) if h.uv.kind() == KeyKind::Empty => {
+            let (e, ev) = (Event::String, c"pfadd");
+            create_effect(ctx, &k.uv, &mut h.uv, bytes, at, r.now, e, ev)?;
+            h.uv_created = true;
         }
-        ffi::signal_modified(ctx, &k.uv);
+        (value, _) => {
+            if let Some(bytes) = value {
+                h.uv.write(bytes)?;
+            }
+            if c.hll.pfadd {
+                effect(ctx, &k.uv, Event::String, c"pfadd", c"PFADD", &[r.visitor]);
+            }
+            if c.hll.pfcount {
+                if !super::replicating_commands() {
+                    ffi::replicate(ctx, c"PFCOUNT", &k.uv, &[]);
+                }
+                ffi::signal_modified(ctx, &k.uv);
+            }
+        }
     }
     put_counter(ctx, &k.pv, &mut h.pv, c.pv, c"incrby", r.now)?;
     write_visitor(ctx, k, h, plan, r.now)?;
@@ -673,10 +687,10 @@ fn finish_counted(
     f: &Formula,
 ) -> Res<Option<Upkeep>> {
     if let Some(at) = c.expire_at {
-        let pv_set = c.pv.expire_at.is_some();
+        let (pv_set, uv_set) = (c.pv.expire_at.is_some(), h.uv_created);
         for (name, key, skip) in [
             (&k.pv, &mut h.pv, pv_set),
-            (&k.uv, &mut h.uv, false),
+            (&k.uv, &mut h.uv, uv_set),
             (&k.meta, &mut h.meta, false),
         ] {
             if !skip && key.kind() != KeyKind::Empty {
@@ -749,15 +763,14 @@ fn put_counter(
     now: i64,
 ) -> Res<()> {
     let text = IntText::new(bump.value);
-    h.write(text.as_bytes())?;
     match bump.expire_at {
-        None => effect(ctx, name, Event::String, c"incrby", c"INCRBY", &[b"1"]),
+        None => {
+            h.write(text.as_bytes())?;
+            effect(ctx, name, Event::String, c"incrby", c"INCRBY", &[b"1"]);
+        }
         Some(at) => {
-            h.expire_at(at, now);
-            let at_s = IntText::new(at);
-            let args = [text.as_bytes(), b"PXAT", at_s.as_bytes()];
-            effect(ctx, name, Event::String, event, c"SET", &args);
-            ffi::notify(ctx, Event::Generic, c"expire", name);
+            let (v, e) = (text.as_bytes(), Event::String);
+            create_effect(ctx, name, h, v, at, now, e, event)?;
         }
     }
     Ok(())
