@@ -46,10 +46,22 @@ pub(super) fn index_add(
     if h.zset_score(article).is_some() {
         return Ok(false);
     }
+    index_append(ctx, name, h, article)?;
+    Ok(true)
+}
+
+/// [`index_add`] of an article the caller knows the index does not list
+/// (it just looked it up through `h`): no second lookup.
+pub(super) fn index_append(
+    ctx: &Context,
+    name: &RedisString,
+    h: &mut ffi::Key,
+    article: &RedisString,
+) -> Res<()> {
     let seq = h.zset_last_score().map_or(1.0, |s| s.floor() + 1.0);
     h.zset_add(seq, article)?;
     zadd_effect(ctx, name, &ScoreText::new(seq), article);
-    Ok(true)
+    Ok(())
 }
 
 /// Whether a takedown tombstone of `article` lives (the article was removed

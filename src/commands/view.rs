@@ -13,7 +13,7 @@ use super::board::{
     BoardState, LAST_VIEW, PUBLISHED_AT,
 };
 use super::hot::{expired_fronts, upkeep};
-use super::hot_admin::index_add;
+use super::hot_admin::{index_add, index_append};
 use super::{bulk, counter_of, effect, trailing_at_clock_sparse, zadd_effect, zadd_score_effect};
 use super::{Args, BoardCtx, CommandsMode, Res};
 use crate::ffi::{self, Event, KeyKind};
@@ -49,8 +49,12 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let h = read(&b, &k, &req, board, hb_h, &st)?;
     // HOT.REM deletes the PV counter with the tombstone it writes, and no
     // view writes one while the tombstone lives: an article with a PV
-    // counter has no tombstone, so only a first view looks for one.
-    if h.pv_value.is_none() && super::hot_admin::is_removed(&b, req.article.as_slice())? {
+    // counter has no tombstone, so only a first view looks for one, and
+    // only when the article index may list it (see `ViewHandles::unindexed`).
+    if h.pv_value.is_none()
+        && !h.unindexed
+        && super::hot_admin::is_removed(&b, req.article.as_slice())?
+    {
         // Taken down by HOT.REM: nothing is written.
         return Ok(RedisValue::Array(vec![
             RedisValue::Integer(0),
@@ -264,6 +268,13 @@ struct ViewHandles {
     /// The article index, open when the article has no PV counter yet (its
     /// first counted or suspicious view may be its first key).
     ix: Option<(RedisString, ffi::Key)>,
+    /// The article index exists and does not list the article, and the
+    /// board's slot is not moving: the article has no key, so no takedown
+    /// tombstone (HOT.REM lists every article it writes one for, and the
+    /// index sweep drops an entry only once all of its keys are gone). Its
+    /// tombstone is then not looked up. Decided from the data alone, so a
+    /// replica or an AOF load decides the same.
+    unindexed: bool,
     /// The pair's dedup shard string (written by a counted view).
     dedup: Option<DedupRead>,
     /// The trending ZSET, open on a board that keeps one.
@@ -319,6 +330,10 @@ fn read(
     } else {
         None
     };
+    let unindexed = !b.moving()
+        && ix
+            .as_ref()
+            .is_some_and(|(_, h)| h.kind() == KeyKind::ZSet && h.zset_score(r.article).is_none());
     let pubidx = if on_board && published.is_some() {
         None
     } else {
@@ -345,6 +360,7 @@ fn read(
         pubidx,
         vv,
         ix,
+        unindexed,
         dedup,
         trending,
         on_board,
@@ -531,9 +547,7 @@ fn write(
         let created = sus_h.kind() == KeyKind::Empty;
         let expire_at = created.then(|| r.now + ret);
         write_visitor(ctx, k, &mut h, plan, r.now)?;
-        if let Some((name, ix)) = &mut h.ix {
-            index_add(ctx, name, ix, r.article)?;
-        }
+        add_to_index(ctx, &mut h, r)?;
         let bump = Bump { value, expire_at };
         put_counter(ctx, &sus, &mut sus_h, bump, c"incrby", r.now)?;
         refresh_retention(ctx, r.now, ret, &mut [(&sus, &mut sus_h)]);
@@ -605,10 +619,18 @@ fn write_article(
         h.meta.hash_set(&fields[..n]);
         hset_effect(ctx, &k.meta, &fields[..n]);
     }
-    if let Some((name, ix)) = &mut h.ix {
-        index_add(ctx, name, ix, r.article)?;
+    add_to_index(ctx, h, r)
+}
+
+/// Adds the article to the article index when the view opened it (the
+/// article had no PV counter): without looking it up again when [`read`]
+/// found the index does not list it.
+fn add_to_index(ctx: &Context, h: &mut ViewHandles, r: &Request) -> Res<()> {
+    match &mut h.ix {
+        Some((name, ix)) if h.unindexed => index_append(ctx, name, ix, r.article),
+        Some((name, ix)) => index_add(ctx, name, ix, r.article).map(|_| ()),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// How much older than a counted view's time the stored `lastView` must be
