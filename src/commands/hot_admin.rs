@@ -184,8 +184,18 @@ pub(super) fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 /// `seed` must come from the command's own inputs (the master's clock and
 /// the board's size): a replica running the replicated command probes the
 /// same places, and in `effects` mode each removal replicates as a `ZREM`.
-pub(super) fn sweep_index(b: &BoardCtx, seed: u64) -> Res<()> {
-    let (ix, mut h) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, true)?;
+/// `open`: the index's name and a handle the caller opened for writing
+/// (ACL- and type-checked, as [`BoardCtx::open_derived`] does), else it is
+/// opened here.
+pub(super) fn sweep_index(
+    b: &BoardCtx,
+    seed: u64,
+    open: Option<(RedisString, ffi::Key)>,
+) -> Res<()> {
+    let (ix, mut h) = match open {
+        Some(o) => o,
+        None => b.open_derived(Kind::Index, &[], KeyKind::ZSet, true)?,
+    };
     let Some(last) = h.zset_last_score() else {
         return Ok(());
     };

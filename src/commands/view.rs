@@ -733,6 +733,7 @@ fn finish_counted(
         expired: expired_fronts(b, &h.board, p, h.trending.as_ref().map(|(_, k)| k)),
         card: h.board.len() as i64,
         pubidx: name.clone(),
+        ix: h.ix.take(),
         formula: *f,
     }))
 }
@@ -745,6 +746,11 @@ struct Upkeep {
     /// The board's size after the view.
     card: i64,
     pubidx: RedisString,
+    /// The article index, when the view opened it (for writing, ACL- and
+    /// type-checked): the index sweep uses this handle instead of naming,
+    /// checking and opening the index again. Upkeep writes the index only
+    /// through it.
+    ix: Option<(RedisString, ffi::Key)>,
     formula: Formula,
 }
 
@@ -759,11 +765,12 @@ impl Upkeep {
             expired,
             card,
             pubidx,
+            ix,
             formula,
         } = self;
         let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             expired
-                .and_then(|e| upkeep(b, &pubidx, &formula, s, now, e, card))
+                .and_then(|e| upkeep(b, &pubidx, ix, &formula, s, now, e, card))
                 .is_ok()
         }));
         if !matches!(ok, Ok(true)) {
