@@ -1696,6 +1696,21 @@ pub fn replicate_zadd(ctx: &Context, key: &RedisString, score: &[u8], member: &R
     }
 }
 
+/// Whether the key `name` exists, as a read sees it (a key whose expiry
+/// has passed is missing, and the master deletes it), without opening a
+/// key handle and without touching the key's LRU/LFU (a probe is not a
+/// use): `RedisModule_KeyExists` (Redis 7.0+, Valkey); where the server
+/// lacks it, an open for reading.
+pub fn key_exists(ctx: &Context, name: &RedisString) -> bool {
+    // SAFETY: the API table is written once at load time and only read afterwards.
+    let api = unsafe { raw::RedisModule_KeyExists };
+    match api {
+        // SAFETY: ctx is the running command's context; name is live.
+        Some(exists) => unsafe { exists(ctx.ctx, name.inner) != 0 },
+        None => Key::open(ctx, name, false).kind() != KeyKind::Empty,
+    }
+}
+
 /// Keyspace event classes the write paths fire.
 #[derive(Clone, Copy)]
 pub enum Event {

@@ -942,6 +942,39 @@ fn adding_articles_sweeps_index_entries_of_expired_articles() {
     assert_eq!(exported, live, "every live article is still exported");
 }
 
+/// A takedown tombstone keeps its article index entry: a view of an
+/// article never seen before looks for a tombstone only when the index
+/// lists the article, so articles removed before their first view stay
+/// removed while hundreds of new articles sweep the index, and an article
+/// the index does not list is counted.
+#[test]
+fn articles_removed_before_their_first_view_stay_removed_through_sweeps() {
+    let s = Server::start();
+    let mut c = s.conn();
+    let board: &[u8] = b"hot:{tomb}";
+    assert_eq!(view(&mut c, board, b"first", b"v", T0).status, "counted");
+    let removed: Vec<Vec<u8>> = (0..50).map(|i| format!("x{i}").into_bytes()).collect();
+    let names: Vec<&[u8]> = removed.iter().map(|a| a.as_slice()).collect();
+    assert_eq!(rem(&mut c, board, &names), 0, "none was known");
+    for i in 0..300 {
+        let a = format!("n{i}");
+        let v = format!("v{i}");
+        let r = view(&mut c, board, a.as_bytes(), v.as_bytes(), T0 + 1 + i);
+        assert_eq!(r.status, "counted", "{a}");
+    }
+    for a in &removed {
+        let r = view(&mut c, board, a, b"v2", T0 + 1000);
+        assert_eq!(r.status, "removed", "{}", String::from_utf8_lossy(a));
+        let rm = derived(board, "rm", a);
+        let n: i64 = redis::cmd("EXISTS").arg(&rm).query(&mut c).expect("EXISTS");
+        assert_eq!(n, 1, "the tombstone lives");
+    }
+    assert_eq!(
+        view(&mut c, board, b"new", b"v", T0 + 1001).status,
+        "counted"
+    );
+}
+
 /// After HOT.DROP, the epoch key lives as long as the dropped board's own
 /// dedup shards may (two of its dedup windows), not the configs' window: a
 /// board created with DEDUP-SECONDS 3600 on a server whose config says 900.

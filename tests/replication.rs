@@ -677,3 +677,175 @@ fn game_boards_replicate_exactly() {
     check_game_boards(false);
     check_game_boards(true);
 }
+
+/// A key's name, type, value (a string's bytes, a hash's sorted fields and
+/// values, a ZSET's members and scores) and expiry (unix ms).
+type KeyState = (Vec<u8>, String, Vec<Vec<u8>>, i64);
+
+/// Every key's type, value and exact expiry (`PEXPIRETIME`, unix ms; -1
+/// without one) on `c`, by name.
+fn keys_with_expiry(c: &mut Connection) -> Vec<KeyState> {
+    let mut out = Vec::new();
+    for k in keys(c) {
+        let ty: String = redis::cmd("TYPE").arg(&k).query(c).expect("TYPE");
+        let value: Vec<Vec<u8>> = match ty.as_str() {
+            "string" => vec![redis::cmd("GET").arg(&k).query(c).expect("GET")],
+            "hash" => {
+                let mut v: Vec<(Vec<u8>, Vec<u8>)> =
+                    redis::cmd("HGETALL").arg(&k).query(c).expect("HGETALL");
+                v.sort();
+                v.into_iter().flat_map(|(f, v)| [f, v]).collect()
+            }
+            "zset" => redis::cmd("ZRANGE")
+                .arg(&k)
+                .arg(0)
+                .arg(-1)
+                .arg("WITHSCORES")
+                .query(c)
+                .expect("ZRANGE"),
+            other => panic!("unexpected type {other}"),
+        };
+        let at: i64 = redis::cmd("PEXPIRETIME")
+            .arg(&k)
+            .query(c)
+            .expect("PEXPIRETIME");
+        out.push((k, ty, value, at));
+    }
+    out
+}
+
+/// A new article's string keys are created with their expiry in one effect
+/// (`SET name value PXAT at`: the PV counter, the HyperLogLog as its bytes,
+/// the visitor's counter, the dedup string), at the expiry a `PEXPIREAT`
+/// carried before (the view's clock plus the retention, or the window). A
+/// replica without the module (`effects`) and one with it (`commands`)
+/// hold every key with the master's value and exact expiry: when the keys
+/// are made, after a later view refreshes the retention (`PEXPIREAT`; the
+/// shortest retention, 60 s, is refreshed once 6 s passed), and after the
+/// master expired the visitor counters and dedup strings of a second board
+/// (1 s windows): the replica's copies go with the master's `DEL`. The
+/// first board's windows are a minute, so no key expires while the
+/// keyspaces are compared. About 8 s per mode.
+#[test]
+fn new_keys_are_created_with_their_expiry_and_replicate_exactly() {
+    let (b, short): (&[u8], &[u8]) = (b"hot:{px}", b"hot:{px}s");
+    let name = |kind: &str, a: &[u8]| -> Vec<u8> {
+        let mut k = b.to_vec();
+        k.push(0);
+        k.extend_from_slice(kind.as_bytes());
+        k.push(b':');
+        k.extend_from_slice(a);
+        k
+    };
+    let expiry = |c: &mut Connection, k: &[u8]| -> i64 {
+        redis::cmd("PEXPIRETIME")
+            .arg(k)
+            .query(c)
+            .expect("PEXPIRETIME")
+    };
+    // The short board's visitor counters and dedup strings, by a SCAN, which
+    // on the master deletes (and replicates the DEL of) an expired key.
+    let expiring = |c: &mut Connection| -> usize {
+        let mut prefixes = [short.to_vec(), short.to_vec()];
+        prefixes[0].extend_from_slice(b"\0vv:");
+        prefixes[1].extend_from_slice(b"\0dd:");
+        let (mut cursor, mut keys) = (0u64, Vec::<Vec<u8>>::new());
+        loop {
+            let (next, batch): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("COUNT")
+                .arg(1000)
+                .query(c)
+                .expect("SCAN");
+            keys.extend(batch);
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        keys.iter()
+            .filter(|k| prefixes.iter().any(|p| k.starts_with(p)))
+            .count()
+    };
+    for (mode, replica_module) in [("effects", false), ("commands", true)] {
+        let m = Server::start();
+        let mut mc = m.conn();
+        config_set(&mut mc, "hotrank.replicate", mode);
+        let port = m.port.to_string();
+        let r = Server::start_with(&["--replicaof", "127.0.0.1", &port], replica_module);
+        wait_link_up(&r);
+        let mut rc = r.conn();
+        for (board, window) in [(b, &b"60"[..]), (short, &b"1"[..])] {
+            bcmd(&[
+                b"HOT.CREATE",
+                board,
+                b"RETENTION-SECONDS",
+                b"60",
+                b"DEDUP-SECONDS",
+                window,
+                b"VISITOR-WINDOW-SECONDS",
+                window,
+            ])
+            .query::<Value>(&mut mc)
+            .expect("HOT.CREATE");
+        }
+        let view = |c: &mut Connection, board: &[u8], a: &[u8], v: &[u8]| {
+            let r: Vec<Value> = bcmd(&[b"HOT.VIEW", board, a, v])
+                .query(c)
+                .expect("HOT.VIEW");
+            assert_eq!(r[3], Value::BulkString(b"counted".to_vec()), "{r:?}");
+        };
+        // The first view of a1 makes its PV counter, HyperLogLog and meta
+        // hash, all expiring at the view's clock + 60 s.
+        view(&mut mc, b, b"a1", b"v1");
+        let (pv, uv, meta) = (name("pv", b"a1"), name("uv", b"a1"), name("meta", b"a1"));
+        let made = expiry(&mut mc, &pv);
+        assert!(made > 0, "{mode}: the PV counter has no expiry");
+        assert_eq!(expiry(&mut mc, &uv), made, "{mode}: HyperLogLog");
+        assert_eq!(expiry(&mut mc, &meta), made, "{mode}: meta hash");
+        let hll: Vec<u8> = redis::cmd("GET").arg(&uv).query(&mut mc).expect("GET");
+        assert!(hll.starts_with(b"HYLL"), "{mode}: {hll:?}");
+        wait_replica(&mut mc);
+        let first = keys_with_expiry(&mut mc);
+        assert!(first.len() >= 10, "{mode}: {} keys", first.len());
+        assert_eq!(keys_with_expiry(&mut rc), first, "{mode}: keys made");
+        // 6.2 s later (more than a tenth of the retention) a view of a1
+        // refreshes the retention of its keys (PEXPIREAT), a view of a2
+        // makes a2's keys.
+        std::thread::sleep(std::time::Duration::from_millis(6_200));
+        view(&mut mc, b, b"a1", b"v2");
+        view(&mut mc, b, b"a2", b"v1");
+        let refreshed = expiry(&mut mc, &pv);
+        assert!(refreshed >= made + 6_000, "{mode}: {made} → {refreshed}");
+        assert_eq!(expiry(&mut mc, &uv), refreshed, "{mode}: HyperLogLog");
+        assert_eq!(expiry(&mut mc, &meta), refreshed, "{mode}: meta hash");
+        wait_replica(&mut mc);
+        let second = keys_with_expiry(&mut mc);
+        assert_eq!(keys_with_expiry(&mut rc), second, "{mode}: keys refreshed");
+        // The short board's new visitor counter and dedup string expire on
+        // the master, and on the replica with the master's DEL.
+        view(&mut mc, short, b"a1", b"v1");
+        assert_eq!(
+            expiring(&mut mc),
+            2,
+            "{mode}: a visitor counter, a dedup string"
+        );
+        let deadline = Instant::now() + std::time::Duration::from_secs(20);
+        while expiring(&mut mc) > 0 {
+            assert!(Instant::now() < deadline, "{mode}: the keys did not expire");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        wait_replica(&mut mc);
+        let last = keys_with_expiry(&mut mc);
+        assert!(last.len() > second.len(), "{mode}: {} keys", last.len());
+        assert_eq!(keys_with_expiry(&mut rc), last, "{mode}: keys expired");
+        // DBSIZE counts a key whose expiry passed until it is deleted: the
+        // replica deleted what the master did.
+        let dbsize = |c: &mut Connection| -> i64 { redis::cmd("DBSIZE").query(c).expect("DBSIZE") };
+        assert_eq!(
+            dbsize(&mut rc),
+            dbsize(&mut mc),
+            "{mode}: deleted on the replica"
+        );
+    }
+}

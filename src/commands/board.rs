@@ -211,6 +211,33 @@ pub(super) fn expire_effect(
     );
 }
 
+/// Writes the string key `name` (open for writing as `h`: missing, or a
+/// value replaced whole) as `value`, expiring at `at` (unix ms, the view's clock `now` plus a
+/// window or the retention: exactly the time a `PEXPIREAT` would carry),
+/// replicated as one `SET name value PXAT at` (Redis 6.2+), with keyspace
+/// events `event` (class `class`) and `expire` and the WATCH signal: a new
+/// key and its expiry in one effect, where a write and a `PEXPIREAT` took
+/// two. Error: the value cannot be written (nothing is replicated).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn create_effect(
+    ctx: &Context,
+    name: &RedisString,
+    h: &mut ffi::Key,
+    value: &[u8],
+    at: i64,
+    now: i64,
+    class: Event,
+    event: &std::ffi::CStr,
+) -> Res<()> {
+    h.write(value)?;
+    h.expire_at(at, now);
+    let at_s = IntText::new(at);
+    let args = [value, b"PXAT", at_s.as_bytes()];
+    effect(ctx, name, class, event, c"SET", &args);
+    ffi::notify(ctx, Event::Generic, c"expire", name);
+    Ok(())
+}
+
 /// Replicates a low-level `HSET name f v …` (up to 3 fields).
 pub(super) fn hset_effect(ctx: &Context, name: &RedisString, fields: &[(&ffi::Field, &[u8])]) {
     let mut args: [&[u8]; 6] = [&[]; 6];

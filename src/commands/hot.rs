@@ -208,9 +208,14 @@ pub(super) fn expired_fronts(
 ///   retention), so nothing that is in the top now is lost, and the cost of a trim
 ///   is spread over the new articles that trigger the next one (see
 ///   [`crate::hot::trim_slack`]).
+///
+/// `ix`: the article index as the view opened it, when it did (see
+/// [`super::hot_admin::sweep_index`]).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn upkeep(
     b: &BoardCtx,
     pubidx: &RedisString,
+    ix: Option<(RedisString, ffi::Key)>,
     f: &Formula,
     s: &BoardSettings,
     now: i64,
@@ -224,7 +229,7 @@ pub(super) fn upkeep(
     // The view's clock and the board's size (upkeep runs only where the
     // view came from a client; a replica gets its effects).
     let seed = (now as u64) ^ (card as u64).rotate_left(32);
-    super::hot_admin::sweep_index(b, seed)?;
+    super::hot_admin::sweep_index(b, seed, ix)?;
     let trimmed = super::trending::trim(b, s)?;
     if trimmed > 0 {
         stats::add(&stats::TRIMS, 1);

@@ -46,10 +46,22 @@ pub(super) fn index_add(
     if h.zset_score(article).is_some() {
         return Ok(false);
     }
+    index_append(ctx, name, h, article)?;
+    Ok(true)
+}
+
+/// [`index_add`] of an article the caller knows the index does not list
+/// (it just looked it up through `h`): no second lookup.
+pub(super) fn index_append(
+    ctx: &Context,
+    name: &RedisString,
+    h: &mut ffi::Key,
+    article: &RedisString,
+) -> Res<()> {
     let seq = h.zset_last_score().map_or(1.0, |s| s.floor() + 1.0);
     h.zset_add(seq, article)?;
     zadd_effect(ctx, name, &ScoreText::new(seq), article);
-    Ok(true)
+    Ok(())
 }
 
 /// Whether a takedown tombstone of `article` lives (the article was removed
@@ -172,8 +184,18 @@ pub(super) fn rem_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 /// `seed` must come from the command's own inputs (the master's clock and
 /// the board's size): a replica running the replicated command probes the
 /// same places, and in `effects` mode each removal replicates as a `ZREM`.
-pub(super) fn sweep_index(b: &BoardCtx, seed: u64) -> Res<()> {
-    let (ix, mut h) = b.open_derived(Kind::Index, &[], KeyKind::ZSet, true)?;
+/// `open`: the index's name and a handle the caller opened for writing
+/// (ACL- and type-checked, as [`BoardCtx::open_derived`] does), else it is
+/// opened here.
+pub(super) fn sweep_index(
+    b: &BoardCtx,
+    seed: u64,
+    open: Option<(RedisString, ffi::Key)>,
+) -> Res<()> {
+    let (ix, mut h) = match open {
+        Some(o) => o,
+        None => b.open_derived(Kind::Index, &[], KeyKind::ZSet, true)?,
+    };
     let Some(last) = h.zset_last_score() else {
         return Ok(());
     };

@@ -602,10 +602,11 @@ impl<'a> BoardCtx<'a> {
         Ok((name, h))
     }
 
-    /// Whether a key (ACL-checked by the caller) exists, whatever its type.
+    /// Whether a key (ACL-checked by the caller) exists, whatever its type
+    /// ([`ffi::key_exists`]: no key handle, the key's LRU/LFU untouched).
     /// Error: `TRYAGAIN` when it is missing while the board's slot moves.
     pub fn exists(&self, name: &RedisString) -> Res<bool> {
-        let found = ffi::Key::open(self.ctx, name, false).kind() != ffi::KeyKind::Empty;
+        let found = ffi::key_exists(self.ctx, name);
         if !found && self.moving {
             return Err(migration::try_again());
         }

@@ -8,12 +8,12 @@
 
 use super::article::article_counts_whole;
 use super::board::{
-    dedup_name, dedup_shard_name, expire_effect, hset_effect, not_ours, open_hll, overflow,
-    published_and_last_view, refresh_retention, uv_of, view_error, write_record, BoardState,
-    LAST_VIEW, PUBLISHED_AT,
+    create_effect, dedup_name, dedup_shard_name, expire_effect, hset_effect, not_ours, open_hll,
+    overflow, published_and_last_view, refresh_retention, uv_of, view_error, write_record,
+    BoardState, LAST_VIEW, PUBLISHED_AT,
 };
 use super::hot::{expired_fronts, upkeep};
-use super::hot_admin::index_add;
+use super::hot_admin::{index_add, index_append};
 use super::{bulk, counter_of, effect, trailing_at_clock_sparse, zadd_effect, zadd_score_effect};
 use super::{Args, BoardCtx, CommandsMode, Res};
 use crate::ffi::{self, Event, KeyKind};
@@ -49,8 +49,12 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let h = read(&b, &k, &req, board, hb_h, &st)?;
     // HOT.REM deletes the PV counter with the tombstone it writes, and no
     // view writes one while the tombstone lives: an article with a PV
-    // counter has no tombstone, so only a first view looks for one.
-    if h.pv_value.is_none() && super::hot_admin::is_removed(&b, req.article.as_slice())? {
+    // counter has no tombstone, so only a first view looks for one, and
+    // only when the article index may list it (see `ViewHandles::unindexed`).
+    if h.pv_value.is_none()
+        && !h.unindexed
+        && super::hot_admin::is_removed(&b, req.article.as_slice())?
+    {
         // Taken down by HOT.REM: nothing is written.
         return Ok(RedisValue::Array(vec![
             RedisValue::Integer(0),
@@ -250,6 +254,9 @@ struct ViewHandles {
     pv: ffi::Key,
     /// The article's HyperLogLog (header checked).
     uv: ffi::Key,
+    /// This view created the HyperLogLog with its retention expiry (one
+    /// `SET … PXAT`): [`finish_counted`] leaves its expiry alone.
+    uv_created: bool,
     /// The publish index, open only when the view may write it: the article
     /// is new to the board or has no publish time.
     pubidx: Option<(RedisString, ffi::Key)>,
@@ -257,6 +264,13 @@ struct ViewHandles {
     /// The article index, open when the article has no PV counter yet (its
     /// first counted or suspicious view may be its first key).
     ix: Option<(RedisString, ffi::Key)>,
+    /// The article index exists and does not list the article, and the
+    /// board's slot is not moving: the article has no key, so no takedown
+    /// tombstone (HOT.REM lists every article it writes one for, and the
+    /// index sweep drops an entry only once all of its keys are gone). Its
+    /// tombstone is then not looked up. Decided from the data alone, so a
+    /// replica or an AOF load decides the same.
+    unindexed: bool,
     /// The pair's dedup shard string (written by a counted view).
     dedup: Option<DedupRead>,
     /// The trending ZSET, open on a board that keeps one.
@@ -312,6 +326,10 @@ fn read(
     } else {
         None
     };
+    let unindexed = !b.moving()
+        && ix
+            .as_ref()
+            .is_some_and(|(_, h)| h.kind() == KeyKind::ZSet && h.zset_score(r.article).is_none());
     let pubidx = if on_board && published.is_some() {
         None
     } else {
@@ -334,9 +352,11 @@ fn read(
         meta,
         pv,
         uv,
+        uv_created: false,
         pubidx,
         vv,
         ix,
+        unindexed,
         dedup,
         trending,
         on_board,
@@ -431,12 +451,8 @@ fn write_dedup(
     let existing = d.found.map(|f| (d.key.read(), f));
     match dedup::plan_write(existing, r.fp, r.t, window, r.now, d.upgraded) {
         dedup::Write::Create { value, expire_at } | dedup::Write::Rewrite { value, expire_at } => {
-            d.key.write(&value)?;
-            d.key.expire_at(expire_at, r.now);
-            let at_s = IntText::new(expire_at);
-            let args = [&value[..], b"PXAT", at_s.as_bytes()];
-            effect(ctx, name, Event::String, c"set", c"SET", &args);
-            ffi::notify(ctx, Event::Generic, c"expire", name);
+            let (at, e) = (expire_at, Event::String);
+            create_effect(ctx, name, &mut d.key, &value, at, r.now, e, c"set")?;
         }
         dedup::Write::Append {
             bytes,
@@ -527,9 +543,7 @@ fn write(
         let created = sus_h.kind() == KeyKind::Empty;
         let expire_at = created.then(|| r.now + ret);
         write_visitor(ctx, k, &mut h, plan, r.now)?;
-        if let Some((name, ix)) = &mut h.ix {
-            index_add(ctx, name, ix, r.article)?;
-        }
+        add_to_index(ctx, &mut h, r)?;
         let bump = Bump { value, expire_at };
         put_counter(ctx, &sus, &mut sus_h, bump, c"incrby", r.now)?;
         refresh_retention(ctx, r.now, ret, &mut [(&sus, &mut sus_h)]);
@@ -554,17 +568,31 @@ fn write_article(
     plan: &Plan,
     c: &Counted,
 ) -> Res<()> {
-    if let Some(bytes) = &c.hll.value {
-        h.uv.write(bytes)?;
-    }
-    if c.hll.pfadd {
-        effect(ctx, &k.uv, Event::String, c"pfadd", c"PFADD", &[r.visitor]);
-    }
-    if c.hll.pfcount {
-        if !super::replicating_commands() {
-            ffi::replicate(ctx, c"PFCOUNT", &k.uv, &[]);
+    match (&c.hll.value, c.expire_at) {
+        // A new HyperLogLog (missing, or deleted above as stale) is made
+        // with its retention expiry in one effect, `SET uv bytes PXAT at`
+        // (event `pfadd`, as PFADD's, and `expire`), instead of `PFADD` +
+        // `PEXPIREAT`: the exact bytes written here, which are PFADD's
+        // (cached count included), whatever a replica's configs.
+        (Some(bytes), Some(at)) if h.uv.kind() == KeyKind::Empty => {
+            let (e, ev) = (Event::String, c"pfadd");
+            create_effect(ctx, &k.uv, &mut h.uv, bytes, at, r.now, e, ev)?;
+            h.uv_created = true;
         }
-        ffi::signal_modified(ctx, &k.uv);
+        (value, _) => {
+            if let Some(bytes) = value {
+                h.uv.write(bytes)?;
+            }
+            if c.hll.pfadd {
+                effect(ctx, &k.uv, Event::String, c"pfadd", c"PFADD", &[r.visitor]);
+            }
+            if c.hll.pfcount {
+                if !super::replicating_commands() {
+                    ffi::replicate(ctx, c"PFCOUNT", &k.uv, &[]);
+                }
+                ffi::signal_modified(ctx, &k.uv);
+            }
+        }
     }
     put_counter(ctx, &k.pv, &mut h.pv, c.pv, c"incrby", r.now)?;
     write_visitor(ctx, k, h, plan, r.now)?;
@@ -588,10 +616,18 @@ fn write_article(
         h.meta.hash_set(&fields[..n]);
         hset_effect(ctx, &k.meta, &fields[..n]);
     }
-    if let Some((name, ix)) = &mut h.ix {
-        index_add(ctx, name, ix, r.article)?;
+    add_to_index(ctx, h, r)
+}
+
+/// Adds the article to the article index when the view opened it (the
+/// article had no PV counter): without looking it up again when [`read`]
+/// found the index does not list it.
+fn add_to_index(ctx: &Context, h: &mut ViewHandles, r: &Request) -> Res<()> {
+    match &mut h.ix {
+        Some((name, ix)) if h.unindexed => index_append(ctx, name, ix, r.article),
+        Some((name, ix)) => index_add(ctx, name, ix, r.article).map(|_| ()),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// How much older than a counted view's time the stored `lastView` must be
@@ -670,10 +706,10 @@ fn finish_counted(
     f: &Formula,
 ) -> Res<Option<Upkeep>> {
     if let Some(at) = c.expire_at {
-        let pv_set = c.pv.expire_at.is_some();
+        let (pv_set, uv_set) = (c.pv.expire_at.is_some(), h.uv_created);
         for (name, key, skip) in [
             (&k.pv, &mut h.pv, pv_set),
-            (&k.uv, &mut h.uv, false),
+            (&k.uv, &mut h.uv, uv_set),
             (&k.meta, &mut h.meta, false),
         ] {
             if !skip && key.kind() != KeyKind::Empty {
@@ -694,6 +730,7 @@ fn finish_counted(
         expired: expired_fronts(b, &h.board, p, h.trending.as_ref().map(|(_, k)| k)),
         card: h.board.len() as i64,
         pubidx: name.clone(),
+        ix: h.ix.take(),
         formula: *f,
     }))
 }
@@ -706,6 +743,11 @@ struct Upkeep {
     /// The board's size after the view.
     card: i64,
     pubidx: RedisString,
+    /// The article index, when the view opened it (for writing, ACL- and
+    /// type-checked): the index sweep uses this handle instead of naming,
+    /// checking and opening the index again. Upkeep writes the index only
+    /// through it.
+    ix: Option<(RedisString, ffi::Key)>,
     formula: Formula,
 }
 
@@ -720,11 +762,12 @@ impl Upkeep {
             expired,
             card,
             pubidx,
+            ix,
             formula,
         } = self;
         let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             expired
-                .and_then(|e| upkeep(b, &pubidx, &formula, s, now, e, card))
+                .and_then(|e| upkeep(b, &pubidx, ix, &formula, s, now, e, card))
                 .is_ok()
         }));
         if !matches!(ok, Ok(true)) {
@@ -746,15 +789,14 @@ fn put_counter(
     now: i64,
 ) -> Res<()> {
     let text = IntText::new(bump.value);
-    h.write(text.as_bytes())?;
     match bump.expire_at {
-        None => effect(ctx, name, Event::String, c"incrby", c"INCRBY", &[b"1"]),
+        None => {
+            h.write(text.as_bytes())?;
+            effect(ctx, name, Event::String, c"incrby", c"INCRBY", &[b"1"]);
+        }
         Some(at) => {
-            h.expire_at(at, now);
-            let at_s = IntText::new(at);
-            let args = [text.as_bytes(), b"PXAT", at_s.as_bytes()];
-            effect(ctx, name, Event::String, event, c"SET", &args);
-            ffi::notify(ctx, Event::Generic, c"expire", name);
+            let (v, e) = (text.as_bytes(), Event::String);
+            create_effect(ctx, name, h, v, at, now, e, event)?;
         }
     }
     Ok(())
