@@ -598,3 +598,101 @@ fn a_replayed_command_without_trending_half_life_means_none() {
     }
     assert_eq!(half_life_of(&mut c, "hot:{x}"), "21600");
 }
+
+/// The board record of `board` as stored (its `trending-keep`, if any, last).
+fn record_text(c: &mut Connection, board: &str) -> String {
+    let name = format!("{board}\0board");
+    let v: Option<Vec<u8>> = redis::cmd("GET")
+        .arg(name.as_bytes())
+        .query(c)
+        .unwrap_or_else(|e| panic!("GET the record of {board}: {e}"));
+    String::from_utf8(v.unwrap_or_else(|| panic!("{board} has no record")))
+        .expect("a record is text")
+}
+
+/// An AOF written in `commands` mode by hotrank 0.3.0 (the release before
+/// `trending-keep`): its views of a trending board carry no `KEEP`, and
+/// their load writes the record 0.3.0 wrote, with no `trending-keep` (a
+/// newer replica of a 0.3.0 master runs the same commands, so it keeps the
+/// master's digest). The same views marked `KEEP`, as this version's
+/// master sends the view that starts the field, write it. Failed before
+/// the marker: the unmarked load started `trending-keep` on its own.
+#[test]
+fn a_replayed_view_moves_trending_keep_only_when_marked() {
+    let mut node = Node::new("keep-aof");
+    let settings = [
+        "ALPHA",
+        "1",
+        "BETA",
+        "1.2",
+        "BASE",
+        "2",
+        "GAMMA",
+        "1.5",
+        "DEDUP-SECONDS",
+        "900",
+        "DEDUP-SHARDS",
+        "4096",
+        "VISITOR-MAX-VIEWS",
+        "60",
+        "VISITOR-WINDOW-SECONDS",
+        "3600",
+        "MAX-ARTICLES",
+        "1000",
+        "RETENTION-SECONDS",
+        "7776000",
+        "TRENDING-HALF-LIFE",
+        "21600",
+    ];
+    let clock = now_s() * 1000 - 60_000;
+    let mut aof = resp(&["SELECT", "0"]);
+    for (board, mark) in [("hot:{k0}", None), ("hot:{k1}", Some("KEEP"))] {
+        let mut create = vec!["HOT.CREATE", board, "ID", "1700000000000"];
+        create.extend_from_slice(&settings);
+        aof += &resp(&create);
+        for (i, (article, visitor)) in [("a1", "v1"), ("a1", "v2"), ("a2", "v1")]
+            .iter()
+            .enumerate()
+        {
+            let now = (clock + i as i64 * 1000).to_string();
+            let mut view = vec!["HOT.VIEW", board, article, visitor, "CLOCK", &now];
+            // Only the first view moves the field (it starts it).
+            if i == 0 {
+                view.extend(mark);
+            }
+            aof += &resp(&view);
+        }
+    }
+    std::fs::write(node.dir.join("appendonly.aof"), aof).expect("write the AOF");
+    node.start(&["--appendonly", "yes"]);
+    let mut c = node.conn();
+    let old = record_text(&mut c, "hot:{k0}");
+    let new = record_text(&mut c, "hot:{k1}");
+    assert!(old.contains(" trending-landmark="), "{old}");
+    assert!(!old.contains("trending-keep"), "0.3.0's record: {old}");
+    let keep = new
+        .strip_prefix(old.as_str())
+        .and_then(|k| k.strip_prefix(" trending-keep="))
+        .unwrap_or_else(|| panic!("{new} is not {old} + trending-keep"));
+    // 90 days less the one-day refresh slack, in ms.
+    assert_eq!(keep, (89 * 86_400_000i64).to_string());
+    // Both answer BY trending (the board without the field checks every article).
+    for board in ["hot:{k0}", "hot:{k1}"] {
+        let top: Vec<String> = redis::cmd("HOT.TOP")
+            .arg(board)
+            .arg("BY")
+            .arg("trending")
+            .query(&mut c)
+            .unwrap_or_else(|e| panic!("HOT.TOP {board}: {e}"));
+        assert_eq!(top, ["a1", "a2"], "{board}");
+    }
+    // A client cannot send the marker.
+    let err = redis::cmd("HOT.VIEW")
+        .arg("hot:{k1}")
+        .arg("a1")
+        .arg("v3")
+        .arg("KEEP")
+        .query::<redis::Value>(&mut c)
+        .expect_err("KEEP from a client");
+    assert!(err.to_string().contains("syntax error"), "{err}");
+}

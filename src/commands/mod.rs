@@ -225,6 +225,12 @@ pub struct ViewOptions {
     /// c` and left upkeep to the replica or the AOF load. A replicated view
     /// that does not start with CLOCK is of that older format.
     pub clock_first: bool,
+    /// `KEEP` (no value, from the master or the AOF): the master's view
+    /// moved the board record's `trending-keep`, so the replica or the AOF
+    /// load moves it too. A view without it leaves the field as it is,
+    /// since it may come from hotrank 0.3.0, which has no such field (see
+    /// [`crate::hot::view::ViewFacts::keep_moves`]).
+    pub keep: bool,
 }
 
 /// [`trailing_at_clock`] for HOT.VIEW, which also takes `SPARSE n` (the
@@ -236,7 +242,7 @@ pub fn trailing_at_clock_sparse(args: &mut Args, replicated: bool) -> Res<ViewOp
 
 fn trailing_options(args: &mut Args, replicated: bool, sparse_ok: bool) -> Res<ViewOptions> {
     let (mut at, mut clock, mut sparse) = (None, None, None);
-    let mut clock_first = false;
+    let (mut clock_first, mut keep) = (false, false);
     let mut first = true;
     while let Some(opt) = args.next() {
         match opt.to_ascii_uppercase().as_slice() {
@@ -252,6 +258,7 @@ fn trailing_options(args: &mut Args, replicated: bool, sparse_ok: bool) -> Res<V
                 }
                 sparse = Some(n as usize)
             }
+            b"KEEP" if !keep && replicated && sparse_ok => keep = true,
             _ if at.is_some() => return Err(Fail::Msg("ERR syntax error".into())),
             _ => return Err(Fail::Msg("ERR syntax error: expected AT t".into())),
         }
@@ -263,6 +270,7 @@ fn trailing_options(args: &mut Args, replicated: bool, sparse_ok: bool) -> Res<V
         now,
         sparse,
         clock_first,
+        keep,
     })
 }
 

@@ -36,7 +36,7 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     // The context flags, asked once: `CLOCK c` and `SPARSE n` (four more
     // arguments) only from the master or the AOF.
     let replicated = super::from_master_or_aof(ctx);
-    let max = if replicated { 10 } else { 6 };
+    let max = if replicated { 11 } else { 6 };
     let mut args = Args::new(argv, 4, max)?;
     let b = BoardCtx::from_args_replicated(ctx, &mut args, replicated)?;
     let req = view_request(&mut args, replicated)?;
@@ -87,7 +87,8 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
         // Replicated even when the write failed part way (a key that changed
         // type under it): the replica then stops at the same point, since it
         // holds the same data, as effects replication would leave it.
-        replicate_view(ctx, &b, &req);
+        let keep = plan.counted.as_ref().is_some_and(|c| c.keep_moved);
+        replicate_view(ctx, &b, &req, keep);
     }
     drop(mode);
     // Upkeep replicates its own effects in both modes, after the view, and a
@@ -104,12 +105,13 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
 }
 
 /// Replicates the view as `HOT.VIEW K article visitor CLOCK now [AT t]
-/// [SPARSE n]` (`commands` mode): the view time (left out when it is the
+/// [SPARSE n] [KEEP]` (`commands` mode): the view time (left out when it is the
 /// clock, which is what a view without `AT` takes), the master's clock and,
 /// when it is not the default, the master's `hll-sparse-max-bytes`, so a
 /// replica or an AOF load writes the same bytes with its own clock and
-/// configs.
-fn replicate_view(ctx: &Context, b: &BoardCtx, req: &Request) {
+/// configs; `KEEP` when the view moved the board record's `trending-keep`
+/// (`keep`, see [`view::ViewFacts::keep_moves`]).
+fn replicate_view(ctx: &Context, b: &BoardCtx, req: &Request, keep: bool) {
     let now = IntText::new(req.now);
     // The view time's and `SPARSE n`'s texts only when they are sent.
     let t = (req.t != req.now).then(|| crate::parse::time_text(req.t));
@@ -118,7 +120,7 @@ fn replicate_view(ctx: &Context, b: &BoardCtx, req: &Request) {
     // CLOCK first: it marks this version's format (see
     // [`super::ViewOptions::clock_first`]); then the optional pairs in place.
     // The key, article and visitor go as the strings they are (no copy).
-    let mut args: [&[u8]; 6] = [b"CLOCK", now.as_bytes(), b"", b"", b"", b""];
+    let mut args: [&[u8]; 7] = [b"CLOCK", now.as_bytes(), b"", b"", b"", b"", b""];
     let mut n = 2;
     if let Some(t) = &t {
         args[n..n + 2].copy_from_slice(&[b"AT", t.as_bytes()]);
@@ -127,6 +129,10 @@ fn replicate_view(ctx: &Context, b: &BoardCtx, req: &Request) {
     if let Some(sparse) = &sparse {
         args[n..n + 2].copy_from_slice(&[b"SPARSE", sparse.as_bytes()]);
         n += 2;
+    }
+    if keep {
+        args[n] = b"KEEP";
+        n += 1;
     }
     let strs = [b.key, req.article, req.visitor_rs];
     ffi::replicate_mixed(ctx, c"HOT.VIEW", &strs, &args[..n]);
@@ -154,6 +160,9 @@ struct Request<'a> {
     /// effects), except one of the older replicated format, which left
     /// upkeep to the replica or the AOF load.
     run_upkeep: bool,
+    /// Whether the view may move the record's `trending-keep`: a client's
+    /// view, or a replicated one marked `KEEP` ([`view::ViewFacts::keep_moves`]).
+    keep_moves: bool,
 }
 
 /// Parses `article visitor [AT t] [CLOCK c] [SPARSE n]` (`replicated`:
@@ -179,6 +188,7 @@ fn view_request<'a>(args: &mut Args<'a>, replicated: bool) -> Res<Request<'a>> {
         fp,
         sparse_max,
         run_upkeep: !replicated || legacy,
+        keep_moves: !replicated || o.keep,
     })
 }
 
@@ -498,6 +508,7 @@ impl ViewHandles {
             hll_sparse_max: r.sparse_max,
             retention: s.retention_ms(),
             record: Some(self.record),
+            keep_moves: r.keep_moves,
         }
     }
 }

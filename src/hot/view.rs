@@ -44,6 +44,13 @@ pub struct ViewFacts<'a> {
     pub retention: i64,
     /// The board record as read (see [`BoardRecord`]).
     pub record: Option<BoardRecord>,
+    /// Whether this view may move the record's `trending-keep`
+    /// ([`super::trending::next_keep`]): a client's view, or one from the
+    /// master or the AOF marked `KEEP` (the master's view moved it). An
+    /// unmarked replicated view leaves it as stored, as hotrank 0.3.0 (which
+    /// has no such field) does, so a replica or an AOF load of a 0.3.0
+    /// master's views writes that master's bytes.
+    pub keep_moves: bool,
 }
 
 /// The status word of a HOT.VIEW of an article taken down by HOT.REM (a
@@ -112,6 +119,9 @@ pub struct Counted {
     /// On a board that keeps a trending ranking: what the view does to it
     /// (the landmark, its move, the weight added to the article's sum).
     pub trend: Option<super::trending::Step>,
+    /// Whether the record's `trending-keep` changes: `commands` mode then
+    /// marks the replicated view `KEEP` ([`ViewFacts::keep_moves`]).
+    pub keep_moved: bool,
 }
 
 /// Everything one view does, decided before anything is written.
@@ -183,6 +193,7 @@ pub fn plan(f: &Formula, v: &ViewFacts) -> Result<Plan, ViewError> {
     let published = v.published.unwrap_or(v.t);
     let mut record = BoardRecord::after_write(v.record.as_ref(), f.fingerprint(), v.t);
     let settings = v.record.and_then(|r| r.settings);
+    let mut keep_moved = false;
     let trend = settings.filter(|s| s.trending()).map(|s| {
         let step = super::trending::step(
             s.landmark,
@@ -196,8 +207,13 @@ pub fn plan(f: &Formula, v: &ViewFacts) -> Result<Plan, ViewError> {
         // which lets HOT.TOP BY trending skip their check.
         let view_keep =
             super::trending::view_keep(v.t, v.now, v.retention - retention_slack(v.retention));
-        let keep = super::trending::next_keep(s.keep, s.landmark, view_keep);
-        if s.landmark != Some(step.landmark) || s.keep != keep {
+        let keep = if v.keep_moves {
+            super::trending::next_keep(s.keep, s.landmark, view_keep)
+        } else {
+            s.keep
+        };
+        keep_moved = s.keep != keep;
+        if s.landmark != Some(step.landmark) || keep_moved {
             // The landmark is stored with the settings in the record.
             let mut r = record
                 .or(v.record)
@@ -222,6 +238,7 @@ pub fn plan(f: &Formula, v: &ViewFacts) -> Result<Plan, ViewError> {
         expire_at: retention_expiry(v),
         record,
         trend,
+        keep_moved,
     };
     Ok(Plan {
         outcome,
@@ -318,6 +335,7 @@ mod tests {
             hll_sparse_max: hll::DEFAULT_SPARSE_MAX_BYTES,
             retention: RET,
             record: None,
+            keep_moves: true,
         }
     }
 
@@ -344,6 +362,31 @@ mod tests {
                 expire_at: Some(1_000 + HOUR)
             })
         );
+    }
+
+    /// A client's view (or one marked `KEEP`) starts `trending-keep` at
+    /// trending's first view; an unmarked replicated one (hotrank 0.3.0's
+    /// stream) sets the landmark only, as 0.3.0 does.
+    #[test]
+    fn only_a_marked_view_moves_trending_keep() {
+        let mut s = BoardSettings::default();
+        s.apply(&[b"TRENDING-HALF-LIFE", b"6h"]).unwrap();
+        let v = ViewFacts {
+            record: Some(BoardRecord::new_board(s)),
+            ..facts()
+        };
+        let c = plan(&Formula::default(), &v).unwrap().counted.unwrap();
+        assert!(c.keep_moved);
+        let got = c.record.and_then(|r| r.settings).unwrap();
+        assert_eq!(got.keep, Some(RET - 24 * HOUR));
+        let v = ViewFacts {
+            keep_moves: false,
+            ..v
+        };
+        let c = plan(&Formula::default(), &v).unwrap().counted.unwrap();
+        assert!(!c.keep_moved);
+        let got = c.record.and_then(|r| r.settings).unwrap();
+        assert_eq!((got.landmark.is_some(), got.keep), (true, None));
     }
 
     #[test]
