@@ -81,9 +81,20 @@ fn resp(cmd: &[&str]) -> String {
     s
 }
 
-/// A `commands`-mode view as the master replicates it: at its clock `clock`.
+/// A `commands`-mode view as the master replicates it: at its clock
+/// `clock`, marked `KEEP` (the master marks the views that move the
+/// record's `trending-keep`; on the others the mark changes nothing, since
+/// the replica then computes the field the master kept).
 fn view_at_clock(b: &str, article: &str, visitor: &str, clock: i64) -> String {
-    resp(&["HOT.VIEW", b, article, visitor, "CLOCK", &clock.to_string()])
+    resp(&[
+        "HOT.VIEW",
+        b,
+        article,
+        visitor,
+        "CLOCK",
+        &clock.to_string(),
+        "KEEP",
+    ])
 }
 
 /// A server loaded from the AOF `aof` (`commands`-mode commands).
