@@ -43,7 +43,7 @@ fn encoded_version() -> i64 {
 
 #[test]
 fn module_list_and_info_show_the_crate_version() {
-    assert_eq!(env!("CARGO_PKG_VERSION"), "0.3.0");
+    assert_eq!(env!("CARGO_PKG_VERSION"), "0.4.0");
     assert_eq!(encoded_version(), 300);
     let s = Server::start();
     let mut c = s.conn();
@@ -61,10 +61,10 @@ fn module_list_and_info_show_the_crate_version() {
     assert_eq!(ours.get("ver"), Some(&Value::Int(encoded_version())));
     assert_eq!(
         info(&mut c).get("version").map(String::as_str),
-        Some("0.3.0")
+        Some("0.4.0")
     );
     let text: String = redis::cmd("INFO").arg("hotrank").query(&mut c).unwrap();
-    assert!(text.contains("hotrank_version:0.3.0\r\n"), "{text}");
+    assert!(text.contains("hotrank_version:0.4.0\r\n"), "{text}");
 }
 
 #[test]
