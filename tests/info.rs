@@ -44,7 +44,7 @@ fn encoded_version() -> i64 {
 #[test]
 fn module_list_and_info_show_the_crate_version() {
     assert_eq!(env!("CARGO_PKG_VERSION"), "0.4.0");
-    assert_eq!(encoded_version(), 300);
+    assert_eq!(encoded_version(), 400);
     let s = Server::start();
     let mut c = s.conn();
     let list: Vec<HashMap<String, Value>> = redis::cmd("MODULE")
