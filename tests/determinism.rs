@@ -428,11 +428,7 @@ fn effects_and_commands_replicas_and_aof_match_across_trending_landmark_moves() 
         master.start(&AOF_ALWAYS);
         let mut m = master.conn();
         config_set(&mut m, "hotrank.replicate", mode);
-        let port = master.port.to_string();
-        let mut rargs = vec!["--replicaof", "127.0.0.1", &port];
-        rargs.extend_from_slice(&DEBUG_LOCAL);
-        let replica = Server::start_with(&rargs, replica_module);
-        wait_link_up(&replica);
+        let replica = replica_on(master.port, replica_module);
         let mut r = replica.conn();
 
         let landmarks = trending_views(&mut m, "hot:{t}", t0, 0x5EED_0032);

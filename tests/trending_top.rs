@@ -24,7 +24,7 @@
 
 mod common;
 use common::node::Node;
-use common::repl::{digest, ok, ts, wait_replica, AOF_ALWAYS, DEBUG_LOCAL};
+use common::repl::{digest, ok, replica_on, ts, wait_replica, AOF_ALWAYS};
 use common::*;
 use redis::{Connection, Value};
 
@@ -311,11 +311,7 @@ fn replicas_and_an_aof_replay_hold_the_masters_keep() {
         master.start(&AOF_ALWAYS);
         let mut m = master.conn();
         config_set(&mut m, "hotrank.replicate", mode);
-        let port = master.port.to_string();
-        let mut rargs = vec!["--replicaof", "127.0.0.1", &port];
-        rargs.extend_from_slice(&DEBUG_LOCAL);
-        let replica = Server::start_with(&rargs, replica_module);
-        wait_link_up(&replica);
+        let replica = replica_on(master.port, replica_module);
         let mut r = replica.conn();
         let b = "hot:{det}";
         ok(&mut m, &["HOT.CREATE", b, "TRENDING-HALF-LIFE", "1h"]);

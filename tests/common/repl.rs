@@ -50,7 +50,14 @@ pub fn wait_replica(master: &mut Connection) {
 /// A replica of `master` (with the module when `module`), DEBUG enabled,
 /// its link up.
 pub fn replica_of(master: &Server, module: bool) -> Server {
-    let port = master.port.to_string();
+    replica_on(master.port, module)
+}
+
+/// A replica of the master on `port` (a [`Server`] or a
+/// [`super::node::Node`]), as [`replica_of`].
+#[allow(dead_code)] // not every test file uses it
+pub fn replica_on(port: u16, module: bool) -> Server {
+    let port = port.to_string();
     let mut args = vec!["--replicaof", "127.0.0.1", port.as_str()];
     args.extend_from_slice(&DEBUG_LOCAL);
     let r = Server::start_with(&args, module);
