@@ -255,6 +255,33 @@ fn wrongtype_board_is_refused_by_every_command_and_nothing_is_written() {
     assert_eq!(int(&ok(&mut c, &[b"DBSIZE"])), 2);
 }
 
+/// A board record (`K\0board`) that is not a string: the reads that take
+/// the record from the handle their epoch lookup opened (HOT.TOP, HOT.STATS)
+/// refuse it as WRONGTYPE, as the writes and the admin commands do, and
+/// write nothing.
+#[test]
+fn a_board_record_of_another_type_is_wrongtype_for_the_reads() {
+    let s = Server::start();
+    let mut c = s.conn();
+    ok(&mut c, &[b"HOT.VIEW".as_slice(), b"hot:{rec}", b"a", b"v"]);
+    ok(&mut c, &[b"DEL".as_slice(), b"hot:{rec}\0board"]);
+    ok(
+        &mut c,
+        &[b"HSET".as_slice(), b"hot:{rec}\0board", b"f", b"v"],
+    );
+    let before = snapshot(&mut c);
+    for args in [
+        vec!["HOT.TOP", "hot:{rec}"],
+        vec!["HOT.TOP", "hot:{rec}", "BY", "trending"],
+        vec!["HOT.STATS", "hot:{rec}", "a"],
+        vec!["HOT.VIEW", "hot:{rec}", "a", "v"],
+    ] {
+        let e = err(&mut c, &args);
+        assert!(e.starts_with("WRONGTYPE "), "{args:?}: {e}");
+    }
+    assert_eq!(snapshot(&mut c), before);
+}
+
 #[test]
 fn failed_view_writes_nothing() {
     let s = Server::start();

@@ -353,6 +353,24 @@ pub(super) fn read_settings(b: &BoardCtx) -> Res<(Option<BoardRecord>, BoardSett
     Ok((rec, settings_of(rec)))
 }
 
+/// [`read_settings`], reading the record from the epoch-0 record's name and
+/// handle when [`BoardCtx::load_epoch_record`] found it (the same key
+/// `read_settings` would name, check and open: the epoch is then 0), else
+/// as `read_settings`. Errors: WRONGTYPE, a record hotrank did not write.
+pub(super) fn read_settings_from(
+    b: &BoardCtx,
+    rec0: Option<(RedisString, ffi::Key)>,
+) -> Res<(Option<BoardRecord>, BoardSettings)> {
+    let Some((hb, h)) = rec0 else {
+        return read_settings(b);
+    };
+    if h.kind() != KeyKind::String {
+        return Err(super::wrong_type());
+    }
+    let rec = board_record(&hb, &h)?;
+    Ok((rec, settings_of(rec)))
+}
+
 /// The settings a board record holds, else the configs' of this moment
 /// (what a first write would store).
 pub(super) fn settings_of(rec: Option<BoardRecord>) -> BoardSettings {

@@ -4,7 +4,7 @@
 
 use super::article::{article_counts_whole, facts, Facts};
 use super::board::{
-    board_record, check_hot_board, hset_effect, note_board_write, published_at, read_settings,
+    board_record, check_hot_board, hset_effect, note_board_write, published_at, read_settings_from,
     refresh_retention, uv_of, BoardState,
 };
 use super::{
@@ -393,7 +393,7 @@ fn select_in_window(
 pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 2, 11)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
-    b.load_epoch(false)?;
+    let mut rec0 = b.load_epoch_record(false)?;
     let (mut limit, mut window, mut withscores, mut at) = (20i64, None, false, None);
     let mut by_trending = false;
     while let Some(opt) = args.next() {
@@ -424,7 +424,7 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     // The board record, read once (BY trending reads it before the empty
     // board's early reply, to refuse a board without trending).
     let early = if by_trending {
-        let (rec, settings) = read_settings(&b)?;
+        let (rec, settings) = read_settings_from(&b, rec0.take())?;
         let own = rec.and_then(|r| r.settings);
         if rec.is_some() && !own.is_some_and(|s| s.trending()) {
             check_hot_board(&b, &board_h, true)?;
@@ -439,7 +439,7 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     }
     let (rec, settings) = match early {
         Some(read) => read,
-        None => read_settings(&b)?,
+        None => read_settings_from(&b, rec0.take())?,
     };
     let own = rec.and_then(|r| r.settings).filter(|s| s.trending());
     // A ZSET that HOT did not make is refused, as HOT.VIEW refuses it.
@@ -484,7 +484,7 @@ pub(super) fn top_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
 pub(super) fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> {
     let mut args = Args::new(argv, 3, 5)?;
     let b = BoardCtx::from_args(ctx, &mut args)?;
-    b.load_epoch(false)?;
+    let rec0 = b.load_epoch_record(false)?;
     let article = args.next_rs()?.as_slice();
     let q = match args.trailing_at()? {
         Some(raw) => parse_time_ms("AT", raw)?,
@@ -494,7 +494,7 @@ pub(super) fn stats_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue>
     // A ZSET that HOT did not make, or whose record is gone, is refused:
     // its scores would come from settings that are not the board's.
     let board_h = b.open_board(false)?;
-    let (rec, settings) = read_settings(&b)?;
+    let (rec, settings) = read_settings_from(&b, rec0)?;
     check_hot_board(&b, &board_h, rec.is_some())?;
     drop(board_h);
     let suspicious = counter_of(&b.open(&sus, KeyKind::String, false)?)?;

@@ -421,17 +421,29 @@ impl<'a> BoardCtx<'a> {
     /// Errors: NOPERM, WRONGTYPE, `TRYAGAIN`, or an epoch key hotrank did
     /// not write.
     pub fn load_epoch(&self, write: bool) -> Res<()> {
+        self.load_epoch_record(write).map(|_| ())
+    }
+
+    /// [`BoardCtx::load_epoch`], which also hands back the epoch-0 board
+    /// record's name (ACL-checked as `write` says) and its handle, open for
+    /// reading, when that record exists (the epoch is then 0): a read-only
+    /// command reads the record from it instead of naming, checking and
+    /// opening the same key again ([`super::board::read_settings_from`]).
+    /// Errors: those of [`BoardCtx::load_epoch`].
+    pub fn load_epoch_record(&self, write: bool) -> Res<Option<(RedisString, ffi::Key)>> {
         self.epoch.set(0);
         let name0 = self.derived(keys::Kind::HotBoard, &[], write)?;
-        if ffi::Key::open(self.ctx, &name0, false).kind() != ffi::KeyKind::Empty {
-            return Ok(());
+        let h0 = ffi::Key::open(self.ctx, &name0, false);
+        if h0.kind() != ffi::KeyKind::Empty {
+            return Ok(Some((name0, h0)));
         }
+        drop(h0);
         let e = self.stored_epoch(write)?;
         if e == 0 && self.epoch_moved() {
             return Err(migration::try_again());
         }
         self.epoch.set(e);
-        Ok(())
+        Ok(None)
     }
 
     /// Whether the board's epoch cannot be known here: its slot moves and
