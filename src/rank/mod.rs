@@ -390,21 +390,19 @@ pub fn parse_settings(raw: &[u8]) -> Result<Settings, RankError> {
     Ok((l, spec))
 }
 
-/// The last layout-key text parsed and its settings: boards almost always
-/// share one, and every RANK command would otherwise re-parse it.
-static LAST_SETTINGS: std::sync::Mutex<Option<(Vec<u8>, Settings)>> = std::sync::Mutex::new(None);
-
-/// [`parse_settings`], remembering the last text parsed.
+/// [`parse_settings`] through the per-thread cache of recent texts that
+/// HOT's board record uses too ([`crate::parse::Recent`]): boards almost
+/// always share a layout, and every RANK command would otherwise re-parse
+/// it. A text that does not parse is parsed again for its error.
 pub fn parse_settings_cached(raw: &[u8]) -> Result<Settings, RankError> {
-    let mut last = LAST_SETTINGS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((text, st)) = last.as_ref() {
-        if text.as_slice() == raw {
-            return Ok(*st);
-        }
+    thread_local! {
+        static CACHE: std::cell::RefCell<crate::parse::Recent<Settings>> =
+            const { std::cell::RefCell::new(crate::parse::Recent::new()) };
     }
-    let st = parse_settings(raw)?;
-    *last = Some((raw.to_vec(), st));
-    Ok(st)
+    match CACHE.with(|c| c.borrow_mut().parse(raw, |t| parse_settings(t).ok())) {
+        Some(st) => Ok(st),
+        None => parse_settings(raw),
+    }
 }
 
 /// What RANK.INCR or RANK.SET does to one member on every board it updates.
