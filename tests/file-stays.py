@@ -254,6 +254,7 @@ def measures(seq):
     climbs = sum(1 for a, b in zip(files, files[1:]) if is_core(a) and is_glue(b))
     core_entries = sum(1 for a, b in zip(files, files[1:]) if is_glue(a) and is_core(b))
     return {
+        "glue_stays": sum(1 for p in files if is_glue(p)),
         "stays": stays,
         "files": distinct,
         "returns": stays - distinct,
@@ -369,7 +370,8 @@ def main():
                     continue
                 w = m["with_mod"]
                 print(f"{case}: {m['stays']} stays in {m['files']} files, {m['returns']} returns, "
-                      f"{m['climbs']} climbs (core -> glue), {m['core_entries']} core entries; "
+                      f"{m['climbs']} climbs (core -> glue), {m['core_entries']} core entries, "
+                      f"{m['glue_stays']} stays in glue files; "
                       f"counting commands/mod.rs too: {w['stays']} stays in {w['files']} files, "
                       f"{w['returns']} returns, {w['climbs']} climbs "
                       f"({m['hits']} function entries, {len(funcs)} breakpoints)")

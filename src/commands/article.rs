@@ -5,8 +5,8 @@
 //! handler module.
 
 use super::board::{published_at, uv_of};
-use super::{counter_of, BoardCtx, Res};
-use crate::ffi::{self, KeyKind};
+use super::{article_counts_whole, counter_of, BoardCtx, Res};
+use crate::ffi::KeyKind;
 use crate::keys::Kind;
 
 /// What HOT.TOP needs of an article.
@@ -47,13 +47,4 @@ pub(super) fn facts(b: &BoardCtx, article: &[u8]) -> Res<Option<Facts>> {
         return Ok(None);
     }
     Ok(Some(Facts { pv, uv, published }))
-}
-
-/// Whether an article's counts are whole: its PV counter, its HyperLogLog
-/// and its publish time all exist. Only eviction separates them (see
-/// [`facts`]); an article that has none of the counters is whole too
-/// (never viewed, or forgotten).
-pub(super) fn article_counts_whole(pv: &ffi::Key, uv: &ffi::Key, published: Option<i64>) -> bool {
-    let (has_pv, has_uv) = (pv.kind() != KeyKind::Empty, uv.kind() != KeyKind::Empty);
-    (has_pv && has_uv && published.is_some()) || (!has_pv && !has_uv)
 }

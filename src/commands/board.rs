@@ -11,7 +11,7 @@ use crate::hot::record::BoardRecord;
 use crate::hot::settings::BoardSettings;
 use crate::hot::{hll, view, Formula};
 use crate::keys::Kind;
-use crate::parse::{parse_i64, IntText, IntsText};
+use crate::parse::IntText;
 use redis_module::{Context, RedisString};
 
 /// An error for a derived key whose value hotrank did not write: it is
@@ -23,37 +23,11 @@ pub(super) fn not_ours(name: &RedisString, what: &str) -> Fail {
     ))
 }
 
-/// An integer field of a hash hotrank writes (`None` when missing), read by
-/// the server's rule for a hash field (HINCRBY's); else HINCRBY's error,
-/// `ERR hash value is not an integer`.
-pub(super) fn int_field(v: Option<RedisString>) -> Res<Option<i64>> {
-    match v {
-        None => Ok(None),
-        Some(s) => parse_i64("field", s.as_slice())
-            .map(Some)
-            .map_err(|_| Fail::Msg("ERR hash value is not an integer".into())),
-    }
-}
-
-lazy_static::lazy_static! {
-    /// The meta hash's field names, made once ([`ffi::Field`]).
-    pub(super) static ref PUBLISHED_AT: ffi::Field = ffi::Field::new(c"publishedAt");
-    pub(super) static ref LAST_VIEW: ffi::Field = ffi::Field::new(c"lastView");
-}
-
-/// The meta hash's `publishedAt` (HGET), checked to be an integer. The
-/// meta hash holds it and `lastView`: PV and UV live in their counter and
-/// HyperLogLog.
-pub(super) fn published_at(h: &ffi::Key) -> Res<Option<i64>> {
-    int_field(h.hash_get(&PUBLISHED_AT))
-}
-
-/// [`published_at`] and the meta hash's `lastView` (unix ms of the
-/// article's last counted view), checked alike, in one read of the hash.
-pub(super) fn published_and_last_view(h: &ffi::Key) -> Res<(Option<i64>, Option<i64>)> {
-    let (p, l) = h.hash_get2(&PUBLISHED_AT, &LAST_VIEW);
-    Ok((int_field(p)?, int_field(l)?))
-}
+// Moved to `super` (the glue's floor, which a view reads and writes
+// through without leaving it); named here too for the other handlers.
+pub(super) use super::{
+    expire_effect, hset_effect, published_and_last_view, published_at, LAST_VIEW, PUBLISHED_AT,
+};
 
 /// The UV of an open HyperLogLog handle: the count cached in its header,
 /// or, when that is stale, the estimate computed on a copy (a read writes
@@ -106,17 +80,6 @@ pub(super) fn check_hot_board(b: &BoardCtx, board: &ffi::Key, has_record: bool) 
 /// HyperLogLog (`WRONGTYPE …`) or a corrupt one (`INVALIDOBJ …`).
 pub(super) fn hll_error(e: hll::HllError) -> Fail {
     Fail::Msg(e.message().into())
-}
-
-/// Opens an article's HyperLogLog for writing: missing, or a string that
-/// passes the server's HyperLogLog check; else the error PFADD would give,
-/// before anything is written.
-pub(super) fn open_hll(b: &BoardCtx, name: &RedisString) -> Res<ffi::Key> {
-    let h = b.open(name, KeyKind::String, true)?;
-    if h.kind() != KeyKind::Empty {
-        hll::validate(h.read()).map_err(hll_error)?;
-    }
-    Ok(h)
 }
 
 /// Records an upper bound of the instants stored scores were computed for
@@ -191,64 +154,6 @@ pub(super) fn view_error(e: view::ViewError) -> Fail {
     }
 }
 
-/// Sets `h` to expire at `at` (unix ms), replicated as `PEXPIREAT name at`.
-pub(super) fn expire_effect(
-    ctx: &Context,
-    name: &RedisString,
-    h: &mut ffi::Key,
-    at: i64,
-    now: i64,
-) {
-    h.expire_at(at, now);
-    let at_s = IntText::new(at);
-    effect(
-        ctx,
-        name,
-        Event::Generic,
-        c"expire",
-        c"PEXPIREAT",
-        &[at_s.as_bytes()],
-    );
-}
-
-/// Writes the string key `name` (open for writing as `h`: missing, or a
-/// value replaced whole) as `value`, expiring at `at` (unix ms, the view's clock `now` plus a
-/// window or the retention: exactly the time a `PEXPIREAT` would carry),
-/// replicated as one `SET name value PXAT at` (Redis 6.2+), with keyspace
-/// events `event` (class `class`) and `expire` and the WATCH signal: a new
-/// key and its expiry in one effect, where a write and a `PEXPIREAT` took
-/// two. Error: the value cannot be written (nothing is replicated).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn create_effect(
-    ctx: &Context,
-    name: &RedisString,
-    h: &mut ffi::Key,
-    value: &[u8],
-    at: i64,
-    now: i64,
-    class: Event,
-    event: &std::ffi::CStr,
-) -> Res<()> {
-    h.write(value)?;
-    h.expire_at(at, now);
-    let at_s = IntText::new(at);
-    let args = [value, b"PXAT", at_s.as_bytes()];
-    effect(ctx, name, class, event, c"SET", &args);
-    ffi::notify(ctx, Event::Generic, c"expire", name);
-    Ok(())
-}
-
-/// Replicates a low-level `HSET name f v …` (up to 3 fields).
-pub(super) fn hset_effect(ctx: &Context, name: &RedisString, fields: &[(&ffi::Field, &[u8])]) {
-    let mut args: [&[u8]; 6] = [&[]; 6];
-    let n = 2 * fields.len().min(3);
-    for (i, (k, v)) in fields.iter().take(3).enumerate() {
-        args[2 * i] = k.name();
-        args[2 * i + 1] = v;
-    }
-    effect(ctx, name, Event::Hash, c"hset", c"HSET", &args[..n]);
-}
-
 /// The board record and settings a write works with.
 pub(super) struct BoardState {
     /// The record the write starts from: the stored one, with settings
@@ -274,30 +179,17 @@ impl BoardState {
     ) -> Res<BoardState> {
         let stored = board_record(hb, hb_h)?;
         check_hot_board(b, board, stored.is_some())?;
-        let (record, new_settings, created) = match stored {
-            Some(r) if r.settings.is_some() => (r, false, false),
-            Some(r) => (
-                BoardRecord {
-                    settings: Some(config::board_settings(0)),
-                    ..r
-                },
-                true,
-                false,
-            ),
-            // A board created by a write keeps today's key names (id 0): two
-            // servers given the same writes hold the same names. HOT.CREATE
-            // gives a board an incarnation id.
-            // Under a policy that may evict records, a board without one
-            // is not made on the way: it may be a board evicted whole.
-            None => {
-                identity::refuse_without_identity(b, Family::Hot)?;
-                (
-                    BoardRecord::new_board(config::board_settings(0)),
-                    true,
-                    true,
-                )
-            }
-        };
+        // A board created by a write keeps today's key names (id 0): two
+        // servers given the same writes hold the same names. HOT.CREATE
+        // gives a board an incarnation id.
+        // Under a policy that may evict records, a board without one
+        // is not made on the way: it may be a board evicted whole.
+        if stored.is_none() {
+            identity::refuse_without_identity(b, Family::Hot)?;
+        }
+        let created = stored.is_none();
+        let (record, new_settings) =
+            BoardRecord::with_settings(stored, || config::board_settings(0));
         let settings = record.settings.unwrap_or_default();
         if !settings.formula.is_valid() {
             return Err(view_error(view::ViewError::BadFormula));
@@ -388,13 +280,7 @@ pub(super) fn dedup_shard_name(
     shard: i64,
     write: bool,
 ) -> Res<RedisString> {
-    let part = IntsText::new(&[s.dedup_ms() / 1000, shard]);
-    if s.id == 0 {
-        b.derived(Kind::Dedup, &[part.as_bytes()], write)
-    } else {
-        let id = IntText::new(s.id);
-        b.derived(Kind::Dedup, &[id.as_bytes(), part.as_bytes()], write)
-    }
+    b.dedup_derived(s.id, &[s.dedup_ms() / 1000, shard], write)
 }
 
 /// The name of the old layout's dedup shard `shard` of generation `gen`
@@ -408,11 +294,5 @@ pub(super) fn dedup_name(
     shard: i64,
     write: bool,
 ) -> Res<RedisString> {
-    let part = IntsText::new(&[s.dedup_ms() / 1000, gen, shard]);
-    if s.id == 0 {
-        b.derived(Kind::Dedup, &[part.as_bytes()], write)
-    } else {
-        let id = IntText::new(s.id);
-        b.derived(Kind::Dedup, &[id.as_bytes(), part.as_bytes()], write)
-    }
+    b.dedup_derived(s.id, &[s.dedup_ms() / 1000, gen, shard], write)
 }

@@ -2,13 +2,14 @@
 //! HOT.VIEW does on the way (trimming to `max-articles`, forgetting expired
 //! articles).
 
-use super::article::{article_counts_whole, facts, Facts};
+use super::article::{facts, Facts};
 use super::board::{
     board_record, check_hot_board, hset_effect, note_board_write, published_at, read_settings_from,
     refresh_retention, uv_of, BoardState,
 };
 use super::{
-    bulk, counter_of, trailing_at_clock, zadd_score_effect, Args, BoardCtx, CommandsMode, Fail, Res,
+    article_counts_whole, bulk, counter_of, trailing_at_clock, zadd_score_effect, Args, BoardCtx,
+    CommandsMode, Fail, Res,
 };
 use crate::ffi::KeyKind;
 use crate::hot::settings::BoardSettings;

@@ -4,7 +4,12 @@
 //! (each write with its replicated effect and keyspace event) and deletes
 //! a board's keys, and reads its ZSETs through the key API ([`zread`]: no
 //! internal command, so SLOWLOG and `INFO commandstats` show only what
-//! clients sent).
+//! clients sent), and the reads and writes every HOT handler shares: a
+//! number read from a key by the server's rules (counters, the meta hash's
+//! fields), and each low-level write with its exact replicated effect
+//! (`effect`, `create_effect`, `expire_effect`, `hset_effect`, `zadd_effect`).
+//! It calls no other handler module: a view reads and writes through it
+//! without leaving its own files (docs/design.md, "File stays").
 
 pub mod article;
 pub mod board;
@@ -25,6 +30,8 @@ pub mod trending;
 pub mod view;
 pub mod zread;
 
+use crate::ffi::{Event, KeyKind};
+use crate::parse::{parse_i64, IntText, IntsText};
 use crate::{ffi, keys, stats};
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -557,6 +564,20 @@ impl<'a> BoardCtx<'a> {
         Ok(name)
     }
 
+    /// A dedup string's name, `dd:` then the board's incarnation `id` when
+    /// it is not 0, then `nums` (`window s, shard` for a shard string,
+    /// `window s, generation, shard` for the old layout's), ACL-checked for
+    /// writing when `write` ([`BoardCtx::derived`]).
+    pub fn dedup_derived(&self, id: i64, nums: &[i64], write: bool) -> Res<RedisString> {
+        let part = IntsText::new(nums);
+        if id == 0 {
+            self.derived(keys::Kind::Dedup, &[part.as_bytes()], write)
+        } else {
+            let id = IntText::new(id);
+            self.derived(keys::Kind::Dedup, &[id.as_bytes(), part.as_bytes()], write)
+        }
+    }
+
     /// The board key's bytes.
     #[allow(dead_code)] // kept for the handlers of other branches
     pub fn bytes(&self) -> &[u8] {
@@ -771,4 +792,97 @@ pub fn counter_of(h: &ffi::Key) -> Res<i64> {
         return Ok(0);
     }
     counter_value(h.read())
+}
+
+/// An integer field of a hash hotrank writes (`None` when missing), read by
+/// the server's rule for a hash field (HINCRBY's); else HINCRBY's error,
+/// `ERR hash value is not an integer`.
+pub fn int_field(v: Option<RedisString>) -> Res<Option<i64>> {
+    match v {
+        None => Ok(None),
+        Some(s) => parse_i64("field", s.as_slice())
+            .map(Some)
+            .map_err(|_| Fail::Msg("ERR hash value is not an integer".into())),
+    }
+}
+
+lazy_static::lazy_static! {
+    /// The meta hash's field names, made once ([`ffi::Field`]).
+    pub static ref PUBLISHED_AT: ffi::Field = ffi::Field::new(c"publishedAt");
+    pub static ref LAST_VIEW: ffi::Field = ffi::Field::new(c"lastView");
+}
+
+/// The meta hash's `publishedAt` (HGET), checked to be an integer. The
+/// meta hash holds it and `lastView`: PV and UV live in their counter and
+/// HyperLogLog.
+pub fn published_at(h: &ffi::Key) -> Res<Option<i64>> {
+    int_field(h.hash_get(&PUBLISHED_AT))
+}
+
+/// [`published_at`] and the meta hash's `lastView` (unix ms of the
+/// article's last counted view), checked alike, in one read of the hash.
+pub fn published_and_last_view(h: &ffi::Key) -> Res<(Option<i64>, Option<i64>)> {
+    let (p, l) = h.hash_get2(&PUBLISHED_AT, &LAST_VIEW);
+    Ok((int_field(p)?, int_field(l)?))
+}
+
+/// Sets `h` to expire at `at` (unix ms), replicated as `PEXPIREAT name at`.
+pub fn expire_effect(ctx: &Context, name: &RedisString, h: &mut ffi::Key, at: i64, now: i64) {
+    h.expire_at(at, now);
+    let at_s = IntText::new(at);
+    effect(
+        ctx,
+        name,
+        Event::Generic,
+        c"expire",
+        c"PEXPIREAT",
+        &[at_s.as_bytes()],
+    );
+}
+
+/// Writes the string key `name` (open for writing as `h`: missing, or a
+/// value replaced whole) as `value`, expiring at `at` (unix ms, the view's clock `now` plus a
+/// window or the retention: exactly the time a `PEXPIREAT` would carry),
+/// replicated as one `SET name value PXAT at` (Redis 6.2+), with keyspace
+/// events `event` (class `class`) and `expire` and the WATCH signal: a new
+/// key and its expiry in one effect, where a write and a `PEXPIREAT` took
+/// two. Error: the value cannot be written (nothing is replicated).
+#[allow(clippy::too_many_arguments)]
+pub fn create_effect(
+    ctx: &Context,
+    name: &RedisString,
+    h: &mut ffi::Key,
+    value: &[u8],
+    at: i64,
+    now: i64,
+    class: Event,
+    event: &std::ffi::CStr,
+) -> Res<()> {
+    h.write(value)?;
+    h.expire_at(at, now);
+    let at_s = IntText::new(at);
+    let args = [value, b"PXAT", at_s.as_bytes()];
+    effect(ctx, name, class, event, c"SET", &args);
+    ffi::notify(ctx, Event::Generic, c"expire", name);
+    Ok(())
+}
+
+/// Replicates a low-level `HSET name f v …` (up to 3 fields).
+pub fn hset_effect(ctx: &Context, name: &RedisString, fields: &[(&ffi::Field, &[u8])]) {
+    let mut args: [&[u8]; 6] = [&[]; 6];
+    let n = 2 * fields.len().min(3);
+    for (i, (k, v)) in fields.iter().take(3).enumerate() {
+        args[2 * i] = k.name();
+        args[2 * i + 1] = v;
+    }
+    effect(ctx, name, Event::Hash, c"hset", c"HSET", &args[..n]);
+}
+
+/// Whether an article's counts are whole: its PV counter, its HyperLogLog
+/// and its publish time all exist. Only eviction separates them (see
+/// [`facts`]); an article that has none of the counters is whole too
+/// (never viewed, or forgotten).
+pub fn article_counts_whole(pv: &ffi::Key, uv: &ffi::Key, published: Option<i64>) -> bool {
+    let (has_pv, has_uv) = (pv.kind() != KeyKind::Empty, uv.kind() != KeyKind::Empty);
+    (has_pv && has_uv && published.is_some()) || (!has_pv && !has_uv)
 }

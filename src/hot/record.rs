@@ -85,6 +85,28 @@ impl BoardRecord {
         CACHE.with(|c| c.borrow_mut().parse(text, BoardRecord::parse))
     }
 
+    /// The record a write starts from, and whether the write stores settings:
+    /// the `stored` record as it is when it has settings; with `defaults()`
+    /// attached when it has none (a record from before settings); a new
+    /// board's ([`Self::new_board`]) when there is none. `defaults` (the
+    /// configs of this moment) is called only in those two cases.
+    pub fn with_settings(
+        stored: Option<BoardRecord>,
+        defaults: impl FnOnce() -> BoardSettings,
+    ) -> (BoardRecord, bool) {
+        match stored {
+            Some(r) if r.settings.is_some() => (r, false),
+            Some(r) => (
+                BoardRecord {
+                    settings: Some(defaults()),
+                    ..r
+                },
+                true,
+            ),
+            None => (BoardRecord::new_board(defaults()), true),
+        }
+    }
+
     /// The record of a new board with `settings` and no score yet.
     pub fn new_board(settings: BoardSettings) -> BoardRecord {
         BoardRecord {

@@ -1,15 +1,107 @@
-//! What one page view does: the "decide" step of HOT.VIEW. Pure Rust, no
+//! What one page view does: the "plan" step of HOT.VIEW. Pure Rust, no
 //! Redis; times are milliseconds since the unix epoch.
 //!
-//! HOT.VIEW is built as read → decide → write: the glue opens the keys and
-//! gathers [`ViewFacts`], [`decide`] returns the [`Outcome`] (or an error,
-//! before anything is written), and the glue applies it and replicates its
-//! effects. So a view that fails writes nothing.
+//! HOT.VIEW is built as read → plan → write, and enters the core twice:
+//! [`setup`] turns the stored board record and the view's arguments into
+//! what the glue needs to name and read the view's keys ([`Setup`]); the
+//! glue opens and reads them into [`ViewFacts`]; [`plan`] decides
+//! everything the view does ([`Plan`], or an error, before anything is
+//! written); one writer in the glue applies it and replicates its effects.
+//! So a view that fails writes nothing. (Two content checks stay where
+//! their key is read, so the first bad key is the one reported: the
+//! HyperLogLog's header, [`hll::validate`], and the dedup string's records,
+//! [`dedup::scan`].)
 
+use super::dedup;
 use super::hll::{self, HllError};
 use super::record::BoardRecord;
 use super::settings::BoardSettings;
 use super::Formula;
+
+/// What the glue needs to name and read a view's keys, from the board
+/// record as stored and the view's arguments ([`setup`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Setup {
+    /// The record the view starts from ([`BoardRecord::with_settings`]).
+    pub record: BoardRecord,
+    /// The board's settings (`record.settings`).
+    pub settings: BoardSettings,
+    /// A record was stored (else the view creates the board).
+    pub stored: bool,
+    /// The view stores the settings (the record had none, or there is none).
+    pub new_settings: bool,
+    /// The formula's parameters are in range ([`Formula::is_valid`]).
+    pub formula_ok: bool,
+    /// The pair's dedup fingerprint ([`dedup::fingerprint`]).
+    pub fp: u64,
+    /// The dedup window (ms, 0 = off) and the pair's shard (0 when off).
+    pub dedup_window: i64,
+    pub dedup_shard: i64,
+    /// The dedup window in seconds (names the shard strings).
+    pub dedup_window_s: i64,
+    /// `visitor-max-views` (0 = the abnormal-traffic check is off).
+    pub visitor_max: i64,
+    /// The visitor window (ms), its length in seconds and this view's
+    /// window index (`t div window`: they name the visitor's counter).
+    pub visitor_window: i64,
+    pub visitor_window_s: i64,
+    pub visitor_index: i64,
+    /// `retention-seconds`, in ms.
+    pub retention: i64,
+    /// The board keeps a trending ranking.
+    pub trending: bool,
+}
+
+/// The first step of a view: from the board record's bytes as stored
+/// (`None` when missing; `Err(())` when they are not a board record
+/// hotrank wrote), the configs' settings of this moment (`defaults`, asked
+/// only for a record without settings or a new board), the article,
+/// visitor and view time `t` (unix ms).
+#[allow(clippy::result_unit_err)]
+pub fn setup(
+    stored: Option<&[u8]>,
+    defaults: impl FnOnce() -> BoardSettings,
+    article: &[u8],
+    visitor: &[u8],
+    t: i64,
+) -> Result<Setup, ()> {
+    let stored = match stored {
+        Some(text) => Some(BoardRecord::parse_cached(text).ok_or(())?),
+        None => None,
+    };
+    let had = stored.is_some();
+    let (record, new_settings) = BoardRecord::with_settings(stored, defaults);
+    let s = record.settings.unwrap_or_default();
+    let fp = dedup::fingerprint(article, visitor);
+    let dedup_window = s.dedup_ms();
+    let dedup_shard = if dedup_window > 0 {
+        i64::from(dedup::shard(fp, s.dedup_shards() as u32))
+    } else {
+        0
+    };
+    let visitor_window = s.visitor_window_ms();
+    Ok(Setup {
+        record,
+        settings: s,
+        stored: had,
+        new_settings,
+        formula_ok: s.formula.is_valid(),
+        fp,
+        dedup_window,
+        dedup_shard,
+        dedup_window_s: dedup_window / 1000,
+        visitor_max: s.visitor_max_views(),
+        visitor_window,
+        visitor_window_s: visitor_window / 1000,
+        visitor_index: if visitor_window > 0 {
+            t.div_euclid(visitor_window)
+        } else {
+            0
+        },
+        retention: s.retention_ms(),
+        trending: s.trending(),
+    })
+}
 
 /// What the glue read before deciding. Times and durations in milliseconds.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,6 +126,11 @@ pub struct ViewFacts<'a> {
     pub visitor_window: i64,
     /// Whether dedup found a counted view of the pair within the window.
     pub duplicate: bool,
+    /// The pair's dedup shard string as read, when dedup is on: a counted
+    /// view plans its entry in it ([`dedup::plan_write`]).
+    pub dedup: Option<DedupFacts<'a>>,
+    /// The meta hash's `lastView` (unix ms of the article's last counted view).
+    pub last_view: Option<i64>,
     /// The visitor id: the element added to the HyperLogLog.
     pub visitor: &'a [u8],
     /// The article's HyperLogLog as stored (header checked); `None` when missing.
@@ -51,6 +148,31 @@ pub struct ViewFacts<'a> {
     /// has no such field) does, so a replica or an AOF load of a 0.3.0
     /// master's views writes that master's bytes.
     pub keep_moves: bool,
+}
+
+/// The pair's dedup shard string as a view read it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DedupFacts<'a> {
+    /// The pair's fingerprint and the dedup window (ms, ≥ 1).
+    pub fp: u64,
+    pub window: i64,
+    /// The string and what [`dedup::scan`] found in it; `None` when missing.
+    pub existing: Option<(&'a [u8], dedup::Found)>,
+    /// Strings of the old layout (of the view's generations) exist.
+    pub upgraded: bool,
+}
+
+/// How much older than a counted view's time the stored `lastView` must be
+/// for the view to write it (ms): a busy article writes it at most once a
+/// minute, as the board record's `maxViewAt`.
+pub const LAST_VIEW_GRAIN_MS: i64 = 60_000;
+
+/// Whether a counted view at `t` (unix ms) writes `lastView`: when the
+/// meta hash has none, or the stored one is more than
+/// [`LAST_VIEW_GRAIN_MS`] older than `t`. Decided from `t` and the stored
+/// value only, so a replica and an AOF load decide the same.
+pub fn last_view_due(stored: Option<i64>, t: i64) -> bool {
+    stored.is_none_or(|l| t.saturating_sub(l) > LAST_VIEW_GRAIN_MS)
 }
 
 /// The status word of a HOT.VIEW of an article taken down by HOT.REM (a
@@ -122,6 +244,10 @@ pub struct Counted {
     /// Whether the record's `trending-keep` changes: `commands` mode then
     /// marks the replicated view `KEEP` ([`ViewFacts::keep_moves`]).
     pub keep_moved: bool,
+    /// The pair's dedup entry, when dedup is on ([`dedup::plan_write`]).
+    pub dedup: Option<dedup::Write>,
+    /// Write `lastView` (the view time): [`last_view_due`].
+    pub last_view: bool,
 }
 
 /// Everything one view does, decided before anything is written.
@@ -136,6 +262,8 @@ pub struct Plan {
     pub visitor: Option<Bump>,
     /// The writes of a counted view.
     pub counted: Option<Counted>,
+    /// The status word of the reply ([`Outcome::status`]).
+    pub status: &'static str,
 }
 
 /// Why a view cannot be applied. Nothing is written.
@@ -186,6 +314,7 @@ pub fn plan(f: &Formula, v: &ViewFacts) -> Result<Plan, ViewError> {
             score,
             visitor,
             counted: None,
+            status: outcome.status(),
         });
     }
     let new_pv = pv.checked_add(1).ok_or(ViewError::Overflow)?;
@@ -239,6 +368,10 @@ pub fn plan(f: &Formula, v: &ViewFacts) -> Result<Plan, ViewError> {
         record,
         trend,
         keep_moved,
+        dedup: v
+            .dedup
+            .map(|d| dedup::plan_write(d.existing, d.fp, v.t, d.window, v.now, d.upgraded)),
+        last_view: last_view_due(v.last_view, v.t),
     };
     Ok(Plan {
         outcome,
@@ -247,6 +380,7 @@ pub fn plan(f: &Formula, v: &ViewFacts) -> Result<Plan, ViewError> {
         score: f.score(new_pv, uv, published, v.t),
         visitor,
         counted: Some(counted),
+        status: outcome.status(),
     })
 }
 
@@ -330,6 +464,8 @@ mod tests {
             visitor_max: 60,
             visitor_window: HOUR,
             duplicate: false,
+            dedup: None,
+            last_view: None,
             visitor: b"v1",
             hll: None,
             hll_sparse_max: hll::DEFAULT_SPARSE_MAX_BYTES,
@@ -524,6 +660,43 @@ mod tests {
                 Err(ViewError::Hll(HllError::Corrupt))
             );
         }
+    }
+
+    #[test]
+    fn last_view_is_written_at_minute_grain() {
+        assert!(last_view_due(None, 0));
+        assert!(!last_view_due(Some(1_000), 1_000));
+        assert!(!last_view_due(Some(1_000), 500));
+        assert!(!last_view_due(Some(1_000), 61_000));
+        assert!(last_view_due(Some(1_000), 61_001));
+        assert!(!last_view_due(Some(i64::MAX), i64::MIN));
+        assert!(last_view_due(Some(i64::MIN), i64::MAX));
+    }
+
+    #[test]
+    fn setup_names_the_pairs_shard_and_the_visitors_window() {
+        let s = BoardSettings::default();
+        let rec = BoardRecord::new_board(s).text();
+        let got = setup(Some(&rec), || unreachable!(), b"a", b"v", 7_200_000).unwrap();
+        assert!(got.stored && !got.new_settings && got.formula_ok);
+        assert_eq!(got.fp, dedup::fingerprint(b"a", b"v"));
+        let shard = dedup::shard(got.fp, s.dedup_shards() as u32);
+        assert_eq!(got.dedup_shard, i64::from(shard));
+        assert_eq!(got.dedup_window_s * 1000, s.dedup_ms());
+        assert_eq!(got.visitor_index, 7_200_000 / s.visitor_window_ms());
+        let new = setup(None, || s, b"a", b"v", 0).unwrap();
+        assert!(!new.stored && new.new_settings);
+        // A record from before settings gets the configs' of this moment.
+        let mut other = s;
+        other.id = 7;
+        let old = BoardRecord {
+            settings: None,
+            ..BoardRecord::new_board(s)
+        };
+        let got = setup(Some(&old.text()), || other, b"a", b"v", 0).unwrap();
+        assert!(got.stored && got.new_settings);
+        assert_eq!((got.settings, got.record.settings), (other, Some(other)));
+        assert_eq!(setup(Some(b"not a record"), || s, b"a", b"v", 0), Err(()));
     }
 
     proptest! {
