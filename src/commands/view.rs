@@ -17,7 +17,7 @@
 
 mod write;
 
-use super::board::{check_hot_board, not_ours, overflow, uv_of, view_error, BoardState};
+use super::board::{check_hot_board, not_ours, overflow, uv_of, view_error};
 use super::identity::{self, Family};
 use super::{article_counts_whole, counter_of, published_and_last_view, trailing_at_clock_sparse};
 use super::{bulk, Args, BoardCtx, CommandsMode, Res};
@@ -30,7 +30,7 @@ use redis_module::{Context, RedisString, RedisValue};
 
 /// `HOT.VIEW K article visitor [AT t]` → `[pv, uv, score, status]`.
 /// Everything it decides comes from the board's settings (see
-/// [`BoardState`]); in `commands` mode it replicates as
+/// [`super::board::BoardState`], whose checks [`board_state`] makes); in `commands` mode it replicates as
 /// `HOT.VIEW K article visitor CLOCK now [AT t] [SPARSE n]`
 /// ([`write::replicate_view`]), followed by the effects of its upkeep.
 /// Status `removed` (and `[0, 0, "0", "removed"]`, nothing written) for an
@@ -46,9 +46,9 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let (hb, hb_h) = b.load_epoch_and_record(true)?;
     let mode = CommandsMode::enter();
     let board = b.open_board(true)?;
-    let (st, setup) = board_state(&b, &req, &hb, &hb_h, &board)?;
-    let k = ViewKeys::new(&b, &req, &setup, hb)?;
-    let h = read(&b, &k, &req, board, hb_h, &setup)?;
+    let setup = board_state(&b, &req, &hb, &hb_h, &board)?;
+    let k = ViewKeys::new(&b, &req, setup, hb)?;
+    let h = read(&b, &k, &req, board, hb_h)?;
     // HOT.REM deletes the PV counter with the tombstone it writes, and no
     // view writes one while the tombstone lives: an article with a PV
     // counter has no tombstone, so only a first view looks for one, and
@@ -65,16 +65,16 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
             bulk(view::REMOVED_STATUS),
         ]));
     }
-    let plan = view::plan(&st.settings.formula, &h.facts(&req, &k)).map_err(view_error)?;
+    let plan = view::plan(&k.setup.formula, &h.facts(&req, &k)).map_err(view_error)?;
     let score = ScoreText::new(plan.score);
     let sus = read_suspicious(&b, &req, matches!(plan.outcome, Outcome::Suspicious))?;
-    let written = write::apply(&b, &k, h, &req, &plan, &score, &st, sus);
+    let written = write::apply(&b, &k, h, &req, &plan, &score, sus);
     drop(mode);
     // Upkeep replicates its own effects in both modes, after the view, and a
     // view from the master or the AOF runs none: what upkeep may do depends
     // on the caller's ACL key patterns, which the replica cannot see.
     if let Some(job) = written? {
-        job.run(&b, &k.setup.settings, req.now);
+        job.run(&b, &k.setup.record.settings.unwrap_or_default(), req.now);
     }
     Ok(ffi::reply_ints_bulks(
         ctx,
@@ -88,6 +88,7 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
 /// WRONGTYPE, a value that is not a counter) then writes nothing, and the
 /// replicated command, which a replica runs without ACL, is not sent.
 /// Returns its name, handle (open for writing) and new value.
+#[inline]
 fn read_suspicious(
     b: &BoardCtx,
     r: &Request,
@@ -103,7 +104,7 @@ fn read_suspicious(
 }
 
 /// The board's record and settings ([`view::setup`], the core's first
-/// step), checked as [`BoardState::read`] checks them, in its order: a
+/// step), checked as [`super::board::BoardState::read`] checks a write's, in its order: a
 /// record hotrank did not write, a ZSET that is not a HOT board's
 /// ([`check_hot_board`]; a non-empty board with its record, every view but
 /// a board's first, needs no look further), a board a write may not
@@ -114,7 +115,7 @@ fn board_state(
     hb: &RedisString,
     hb_h: &ffi::Key,
     board: &ffi::Key,
-) -> Res<(BoardState, Setup)> {
+) -> Res<Setup> {
     let stored = (hb_h.kind() != KeyKind::Empty).then(|| hb_h.read());
     let defaults = || crate::config::board_settings(0);
     let s = view::setup(stored, defaults, r.article.as_slice(), r.visitor, r.t)
@@ -128,13 +129,7 @@ fn board_state(
     if !s.formula_ok {
         return Err(view_error(view::ViewError::BadFormula));
     }
-    let st = BoardState {
-        record: s.record,
-        settings: s.settings,
-        new_settings: s.new_settings,
-        created: !s.stored,
-    };
-    Ok((st, s))
+    Ok(s)
 }
 
 /// The arguments after the board key.
@@ -207,8 +202,8 @@ struct ViewKeys {
 impl ViewKeys {
     /// The names, from the board's settings ([`Setup`]): the dedup and
     /// visitor names carry the board's incarnation id (when not 0) first.
-    fn new(b: &BoardCtx, r: &Request, s: &Setup, hb: RedisString) -> Res<Self> {
-        let id = s.settings.id;
+    fn new(b: &BoardCtx, r: &Request, s: Setup, hb: RedisString) -> Res<Self> {
+        let id = s.id;
         let dedup = if s.dedup_window > 0 {
             Some(b.dedup_derived(id, &[s.dedup_window_s, s.dedup_shard], true)?)
         } else {
@@ -237,7 +232,7 @@ impl ViewKeys {
             hb,
             vv,
             dedup,
-            setup: *s,
+            setup: s,
         })
     }
 }
@@ -296,8 +291,8 @@ fn read(
     r: &Request,
     board: ffi::Key,
     hb: ffi::Key,
-    s: &Setup,
 ) -> Res<ViewHandles> {
+    let s = &k.setup;
     let on_board = board.zset_score(r.article).is_some();
     let record = s.record;
     let meta = b.open(&k.meta, KeyKind::Hash, true)?;
@@ -422,7 +417,7 @@ fn read_old_dedup(b: &BoardCtx, k: &ViewKeys, r: &Request) -> Res<(bool, bool)> 
     let (mut duplicate, mut any) = (false, false);
     for g in &gens[..n] {
         let nums = [s.dedup_window_s, *g, s.dedup_shard];
-        let name = b.dedup_derived(s.settings.id, &nums, false)?;
+        let name = b.dedup_derived(s.id, &nums, false)?;
         let h = b.open(&name, KeyKind::String, false)?;
         if h.kind() == KeyKind::Empty {
             continue;

@@ -90,6 +90,7 @@ impl BoardRecord {
     /// attached when it has none (a record from before settings); a new
     /// board's ([`Self::new_board`]) when there is none. `defaults` (the
     /// configs of this moment) is called only in those two cases.
+    #[inline]
     pub fn with_settings(
         stored: Option<BoardRecord>,
         defaults: impl FnOnce() -> BoardSettings,

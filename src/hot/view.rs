@@ -22,10 +22,13 @@ use super::Formula;
 /// record as stored and the view's arguments ([`setup`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Setup {
-    /// The record the view starts from ([`BoardRecord::with_settings`]).
+    /// The record the view starts from ([`BoardRecord::with_settings`]),
+    /// with the board's settings.
     pub record: BoardRecord,
-    /// The board's settings (`record.settings`).
-    pub settings: BoardSettings,
+    /// The board's incarnation id (names its dedup and visitor keys) and
+    /// formula, from its settings.
+    pub id: i64,
+    pub formula: Formula,
     /// A record was stored (else the view creates the board).
     pub stored: bool,
     /// The view stores the settings (the record had none, or there is none).
@@ -82,7 +85,8 @@ pub fn setup(
     let visitor_window = s.visitor_window_ms();
     Ok(Setup {
         record,
-        settings: s,
+        id: s.id,
+        formula: s.formula,
         stored: had,
         new_settings,
         formula_ok: s.formula.is_valid(),
@@ -695,7 +699,7 @@ mod tests {
         };
         let got = setup(Some(&old.text()), || other, b"a", b"v", 0).unwrap();
         assert!(got.stored && got.new_settings);
-        assert_eq!((got.settings, got.record.settings), (other, Some(other)));
+        assert_eq!((got.id, got.record.settings), (7, Some(other)));
         assert_eq!(setup(Some(b"not a record"), || s, b"a", b"v", 0), Err(()));
     }
 

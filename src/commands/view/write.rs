@@ -29,7 +29,6 @@ use redis_module::{Context, RedisString};
 /// and replicated. `sus`: for a suspicious view, its counter (name, handle
 /// open for writing, new value), opened and checked by the caller before
 /// anything was written.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn apply(
     b: &BoardCtx,
     k: &ViewKeys,
@@ -37,21 +36,27 @@ pub(super) fn apply(
     r: &Request,
     plan: &Plan,
     score: &ScoreText,
-    st: &BoardState,
     sus: Option<(RedisString, ffi::Key, i64)>,
 ) -> Res<Option<Upkeep>> {
-    if st.new_settings {
+    let s = &k.setup;
+    if s.new_settings {
+        let st = BoardState {
+            record: s.record,
+            settings: s.record.settings.unwrap_or_default(),
+            new_settings: true,
+            created: !s.stored,
+        };
         st.replicate_settings(b.ctx, b.key);
     }
     // The settings of a board that had none are stored with the first write,
     // which cannot fail any more (a counted view stores them in its record).
-    let store = st.new_settings && plan.counted.as_ref().is_none_or(|c| c.record.is_none());
+    let store = s.new_settings && plan.counted.as_ref().is_none_or(|c| c.record.is_none());
     let written = b.claim_epoch().and_then(|()| {
         if store {
-            write_record(b.ctx, &k.hb, &mut h.hb, &st.record)?;
+            write_record(b.ctx, &k.hb, &mut h.hb, &s.record)?;
         }
         match &plan.counted {
-            Some(c) => write_counted(b, k, h, r, c, plan, score, &st.settings.formula),
+            Some(c) => write_counted(b, k, h, r, c, plan, score, &s.formula),
             None => write_other(b.ctx, k, &mut h, r, plan, sus).map(|()| None),
         }
     });
