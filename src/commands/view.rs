@@ -67,7 +67,10 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     }
     let plan = view::plan(&k.setup.formula, &h.facts(&req, &k)).map_err(view_error)?;
     let score = ScoreText::new(plan.score);
-    let sus = read_suspicious(&b, &req, matches!(plan.outcome, Outcome::Suspicious))?;
+    let sus = match plan.outcome {
+        Outcome::Suspicious => Some(read_suspicious(&b, &req)?),
+        _ => None,
+    };
     let written = write::apply(&b, &k, h, &req, &plan, &score, sus);
     drop(mode);
     // Upkeep replicates its own effects in both modes, after the view, and a
@@ -83,24 +86,16 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     ))
 }
 
-/// A suspicious view's counter (`suspicious`), named (ACL-checked), opened
+/// A suspicious view's counter (`sus`), named (ACL-checked), opened
 /// and read before anything is written or replicated: a refusal (NOPERM,
 /// WRONGTYPE, a value that is not a counter) then writes nothing, and the
 /// replicated command, which a replica runs without ACL, is not sent.
 /// Returns its name, handle (open for writing) and new value.
-#[inline]
-fn read_suspicious(
-    b: &BoardCtx,
-    r: &Request,
-    suspicious: bool,
-) -> Res<Option<(RedisString, ffi::Key, i64)>> {
-    if !suspicious {
-        return Ok(None);
-    }
+fn read_suspicious(b: &BoardCtx, r: &Request) -> Res<(RedisString, ffi::Key, i64)> {
     let article = r.article.as_slice();
     let (name, h) = b.open_derived(Kind::Suspicious, &[article], KeyKind::String, true)?;
     let value = counter_of(&h)?.checked_add(1).ok_or_else(overflow)?;
-    Ok(Some((name, h, value)))
+    Ok((name, h, value))
 }
 
 /// The board's record and settings ([`view::setup`], the core's first
