@@ -20,10 +20,12 @@ What it does (docs/design.md, "File stays", has the definition):
   returns included, and prints its stays, distinct files, returns and
   climbs. Case `trending` does the same on a board with a trending ranking.
 
-Counted files are the glue (`src/commands/*`, but `name_cache.rs`) and the
-core (`src/hot/*`, `src/rank/*`); time in any other file of `src/` (leaf
-helpers: `ffi.rs`, `keys.rs`, `parse.rs`, `detmath/`, …) counts as part of
-its caller's stay.
+Counted files are the glue (`src/commands/*`, but `mod.rs`, the glue's floor
+that every handler stands on, and `name_cache.rs`) and the core (`src/hot/*`,
+`src/rank/*`); time in any other file of `src/` (leaf helpers: `ffi.rs`,
+`keys.rs`, `parse.rs`, `detmath/`, …) counts as part of its caller's stay.
+The numbers with `mod.rs` counted too are printed beside them, and a leaf
+seen calling a counted file is reported (`leaf calls up`).
 
 Needs gdb, redis-py (system python3) and a server binary. Exit 0 with the
 numbers, 1 on a failure (one line), 2 on a bad option.
