@@ -47,7 +47,7 @@ pub(super) fn view_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValue> 
     let mode = CommandsMode::enter();
     let board = b.open_board(true)?;
     let setup = board_state(&b, &req, &hb, &hb_h, &board)?;
-    let k = ViewKeys::new(&b, &req, setup, hb)?;
+    let k = ViewKeys::new(&b, &req, &setup, hb)?;
     let h = read(&b, &k, &req, board, hb_h)?;
     // HOT.REM deletes the PV counter with the tombstone it writes, and no
     // view writes one while the tombstone lives: an article with a PV
@@ -181,7 +181,7 @@ fn view_request<'a>(args: &mut Args<'a>, replicated: bool) -> Res<Request<'a>> {
 /// (the old layout's dedup strings, read only, are named and checked for
 /// reading in [`read_old_dedup`]). The publish index is named in [`read`],
 /// only when the view may write it.
-struct ViewKeys {
+struct ViewKeys<'s> {
     pv: RedisString,
     uv: RedisString,
     meta: RedisString,
@@ -190,14 +190,15 @@ struct ViewKeys {
     vv: Option<RedisString>,
     /// The pair's dedup shard string, when dedup is on.
     dedup: Option<RedisString>,
-    /// What the core's first step gave: settings, the pair's shard, windows.
-    setup: Setup,
+    /// What the core's first step gave: settings, the pair's shard, windows
+    /// (borrowed: a large value, not copied).
+    setup: &'s Setup,
 }
 
-impl ViewKeys {
+impl<'s> ViewKeys<'s> {
     /// The names, from the board's settings ([`Setup`]): the dedup and
     /// visitor names carry the board's incarnation id (when not 0) first.
-    fn new(b: &BoardCtx, r: &Request, s: Setup, hb: RedisString) -> Res<Self> {
+    fn new(b: &BoardCtx, r: &Request, s: &'s Setup, hb: RedisString) -> Res<Self> {
         let id = s.id;
         let dedup = if s.dedup_window > 0 {
             Some(b.dedup_derived(id, &[s.dedup_window_s, s.dedup_shard], true)?)
