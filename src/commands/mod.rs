@@ -8,8 +8,10 @@
 //! number read from a key by the server's rules (counters, the meta hash's
 //! fields), and each low-level write with its exact replicated effect
 //! (`effect`, `create_effect`, `expire_effect`, `hset_effect`, `zadd_effect`).
-//! It calls no other handler module: a view reads and writes through it
-//! without leaving its own files (docs/design.md, "File stays").
+//! Apart from the panic guard, which runs the handlers, it calls no handler
+//! module (only `migration`'s slot check and the name cache): a view reads
+//! and writes through it without leaving its own files (docs/design.md,
+//! "File stays", counts it as a leaf layer).
 
 pub mod article;
 pub mod board;
