@@ -296,7 +296,8 @@ fn add_core(
                 count: card,
                 recounted: true,
             };
-            return Ok((added, Some(estimate(&hist))));
+            // The register went down to `old`: no bin above the top after.
+            return Ok((added, Some(estimate_from(&hist, top_of(&hist)))));
         }
         let (card, recounted) = count_dense(value);
         let added = Added {
@@ -311,12 +312,15 @@ fn add_core(
     let c = locate(&value[HEADER_LEN..], index, &mut zeros, &mut hist)?;
     let changed = sparse_set(value, &c, index, count, sparse_max_bytes);
     let mut before = None;
+    // The top bin of the estimate before (see [`top_of`]), when taken.
+    let mut top_before = None;
     if changed {
         if want_before {
             before = Some(cached_before.unwrap_or_else(|| {
-                let mut h = hist;
-                h[0] = zeros;
-                estimate(&h)
+                hist[0] = zeros;
+                let top = top_of(&hist);
+                top_before = Some(top);
+                estimate_from(&hist, top)
             }));
         }
         value[15] |= STALE;
@@ -337,7 +341,13 @@ fn add_core(
         return Ok((added, before));
     }
     hist[0] = zeros;
-    let card = estimate(&hist);
+    // Only the changed register's bin (`count`) can be above the top
+    // before: the scan for the top is not made twice.
+    let top = match top_before {
+        Some(t) => t.max(usize::from(count)).min(Q as usize),
+        None => top_of(&hist),
+    };
+    let card = estimate_from(&hist, top);
     let recounted = worth_caching(value);
     if recounted {
         value[8..16].copy_from_slice(&card.to_le_bytes());
@@ -475,15 +485,31 @@ fn dense_histogram(body: &[u8]) -> [u32; 64] {
 /// `+0`, so they are skipped. And `m · sigma(zeros / m)` is taken from
 /// [`sigma_term`] (each value computed once).
 fn estimate(h: &[u32; 64]) -> u64 {
-    let m = REGISTERS as f64;
+    estimate_from(h, top_of(h))
+}
+
+/// The highest bin [`estimate`] must step through: `Q` when a register is
+/// above `Q` (the sum does not start at `+0`), else the highest non-empty
+/// bin of `1..=Q` (0 when there is none).
+fn top_of(h: &[u32; 64]) -> usize {
     let q = Q as usize;
-    let mut z = m * tau((m - f64::from(h[q + 1])) / m);
     let mut top = q;
     if h[q + 1] == 0 {
         while top > 0 && h[top] == 0 {
             top -= 1;
         }
     }
+    top
+}
+
+/// [`estimate`] stepping through the bins from `top` down, for any `top`
+/// from [`top_of`]`(h)` to `Q`: the steps of the empty bins in between
+/// leave the sum `+0`, so every such `top` gives the same bits.
+fn estimate_from(h: &[u32; 64], top: usize) -> u64 {
+    let m = REGISTERS as f64;
+    let q = Q as usize;
+    debug_assert!(top_of(h) <= top && top <= q);
+    let mut z = m * tau((m - f64::from(h[q + 1])) / m);
     for j in (1..=top).rev() {
         z += f64::from(h[j]);
         z *= 0.5;
@@ -491,7 +517,20 @@ fn estimate(h: &[u32; 64]) -> u64 {
     z += sigma_term(h[0]);
     // 0.5/ln(2), the constant the server writes as 0.721347520444481703680.
     const ALPHA_INF: f64 = 0.721_347_520_444_481_7;
-    (ALPHA_INF * m * m / z).round() as u64
+    round_to_u64(ALPHA_INF * m * m / z)
+}
+
+/// `x.round() as u64` (halves away from zero, saturating; NaN gives 0)
+/// without the library call: below `2^52` the fraction `x − ⌊x⌋` is exact,
+/// and from `2^52` on every double is a whole number.
+fn round_to_u64(x: f64) -> u64 {
+    let i = x as u64;
+    if x - i as f64 >= 0.5 {
+        // From 2^64 on (i saturated) the difference is >= 0.5 too.
+        i.saturating_add(1)
+    } else {
+        i
+    }
 }
 
 /// `m · sigma(zeros / m)` for each number of zero registers, kept once
@@ -1408,6 +1447,52 @@ mod tests {
             let want = reference_estimate(&h);
             prop_assert_eq!(estimate(&h), want);
             prop_assert_eq!(estimate(&h), want);
+        }
+    }
+
+    proptest! {
+        /// Any top bin from `top_of` to `Q` gives the estimate's bits.
+        #[test]
+        fn estimate_from_any_top_above_the_highest_bin(h in histograms(), extra in 0usize..60) {
+            let want = reference_estimate(&h);
+            let top = (top_of(&h) + extra).min(Q as usize);
+            prop_assert_eq!(estimate_from(&h, top), want);
+        }
+
+        /// The rounding without the library call is `f64::round`'s.
+        #[test]
+        fn round_to_u64_is_the_library_round(
+            x in prop_oneof![
+                0.0f64..1e6, 0.0f64..1e20, (0u64..1 << 40).prop_map(|n| n as f64 + 0.5),
+                (0u64..1 << 53).prop_map(|n| n as f64 / 2.0), any::<f64>(),
+            ],
+        ) {
+            prop_assert_eq!(round_to_u64(x), x.round() as u64);
+        }
+    }
+
+    #[test]
+    fn rounding_edges_are_the_library_round() {
+        for x in [
+            0.0,
+            -0.0,
+            0.49999999999999994,
+            0.5,
+            1.5,
+            2.5,
+            4503599627370495.5,
+            4503599627370496.0,
+            9007199254740993.0,
+            1.8446744073709552e19,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -0.5,
+            -1.5,
+            f64::MIN_POSITIVE,
+        ] {
+            assert_eq!(round_to_u64(x), x.round() as u64, "{x:e}");
         }
     }
 
