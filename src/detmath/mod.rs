@@ -289,6 +289,13 @@ const FAST_ERR: u128 = 1 << 66;
 /// and also the one [`exp2_slow`] (within `2^-101` of `2^f`) rounds to.
 fn exp2_fast(z: i128) -> Option<f64> {
     let (k, m) = exp2_fast_approx(z)?;
+    fast_round(k, m)
+}
+
+/// The rounding test of the fast path: the double `m · 2^(k − 126)` (`m`
+/// from [`fast_significand`], `k` in the normal range) when `m ± FAST_ERR`
+/// round to one significand, else `None`.
+fn fast_round(k: i128, m: u128) -> Option<f64> {
     // 2^f >= 1: the low end never goes below 2^126 (the binade of m).
     let lo = (m - FAST_ERR).max(1 << 126);
     let hi = m + FAST_ERR;
@@ -311,14 +318,36 @@ fn exp2_fast_approx(z: i128) -> Option<(i128, u128)> {
         return None;
     }
     // The fraction in Q64, cut (0 <= f − f' < 2^-64).
-    let f = ((z - (k << QZ)) >> (QZ - 64)) as u64;
+    Some((k, fast_significand(((z - (k << QZ)) >> (QZ - 64)) as u64)))
+}
+
+/// `2^f'` for a fraction `f'` in Q64 (`[0, 1)`), as `m` in Q126: `E_j ·
+/// P(ρ)` (module docs, "Fast path").
+fn fast_significand(f: u64) -> u128 {
     let (j, r) = ((f >> 56) as usize, f & ((1 << 56) - 1));
     let mul = |a: u64, b: u64| ((u128::from(a) * u128::from(b)) >> 64) as u64;
     let mut p = FAST_P[6];
     for &c in FAST_P[..6].iter().rev() {
         p = c + mul(r, p);
     }
-    Some((k, u128::from(FAST_E[j]) * u128::from(p)))
+    u128::from(FAST_E[j]) * u128::from(p)
+}
+
+/// `2^z` for `z` in `[2^-60, 1)` (the trending weight's and decay's
+/// `rem / h`) by the fast path, its fraction taken from the double's bits
+/// in 64-bit arithmetic (the same cut to Q64 as [`exp2_fast_approx`]'s);
+/// `None` outside that range or when the rounding test fails.
+fn exp2_fast_fraction(z: f64) -> Option<f64> {
+    if !(1.0 / (1u64 << 60) as f64..1.0).contains(&z) {
+        return None;
+    }
+    // z = m · 2^(e − 52), e in [-60, -1]: in Q64, m · 2^(e + 12), cut.
+    let bits = z.to_bits();
+    let e = ((bits >> 52) & 0x7ff) as i32 - 1023;
+    let m = (bits & ((1 << 52) - 1)) | (1 << 52);
+    let s = e + 12;
+    let f = if s >= 0 { m << s } else { m >> -s };
+    fast_round(0, fast_significand(f))
 }
 
 /// The approximation `m · 2^e2` of `2^z` (`z` in Q112), `m` in
@@ -353,6 +382,9 @@ fn exp2_approx(z: i128) -> Result<(u128, i32), f64> {
 /// (subnormal results are rounded once, correctly) and from `2^1024` on are
 /// infinite.
 pub fn exp2(z: f64) -> f64 {
+    if let Some(v) = exp2_fast_fraction(z) {
+        return v;
+    }
     match exp2_exponent(z) {
         Ok(zq) => exp2_fixed(zq),
         Err(v) => v,

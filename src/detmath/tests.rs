@@ -431,3 +431,44 @@ fn fast_exp2_gives_the_slow_bits() {
         "fast exp2: {n} inputs, {fallbacks} to the slow path, worst error {worst:.3} of the bound"
     );
 }
+
+/// The fraction lane (`z` in `[2^-60, 1)` cut to Q64 from the double's
+/// bits) makes the very approximation of the Q112 path: the same answer,
+/// including where both leave the input to the slow path, and nothing
+/// outside its range.
+#[test]
+fn fraction_lane_is_the_q112_fast_path() {
+    let mut g = Mix(0x0f_0032);
+    for i in 0..1_000_000u64 {
+        let z = match i % 3 {
+            0 => (g.next() >> 11) as f64 / (1u64 << 53) as f64,
+            1 => f64::from_bits(((1023 - 61 + g.below(62)) << 52) | (g.next() >> 12)),
+            _ => {
+                let h = (60 + g.below(315_360_000 - 60)) * 1000;
+                (g.next() % h) as f64 / h as f64
+            }
+        };
+        let want = exp2_exponent(z).ok().and_then(exp2_fast);
+        let got = exp2_fast_fraction(z);
+        if (1.0 / (1u64 << 60) as f64..1.0).contains(&z) {
+            assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{z:e}");
+        } else {
+            assert_eq!(got, None, "{z:e}");
+        }
+    }
+    for z in [
+        0.0,
+        -0.0,
+        1.0,
+        -1e-300,
+        1e-300,
+        f64::NAN,
+        2f64.powi(-60),
+        1.0 - f64::EPSILON / 2.0,
+    ] {
+        if let Some(v) = exp2_fast_fraction(z) {
+            assert_eq!(v.to_bits(), exp2_reference(z).to_bits(), "{z:e}");
+        }
+        assert_eq!(exp2(z).to_bits(), exp2_reference(z).to_bits(), "{z:e}");
+    }
+}
