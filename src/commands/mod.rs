@@ -554,6 +554,7 @@ impl<'a> BoardCtx<'a> {
     /// without parts (the board's own keys: record, epoch key, indexes,
     /// trending ZSET, RANK layout) comes from [`name_cache`] once built.
     /// Error: `NOPERM …`.
+    #[inline]
     pub fn derived(&self, kind: keys::Kind, parts: &[&[u8]], write: bool) -> Res<RedisString> {
         let name = if parts.is_empty() {
             name_cache::board_name(self.key.as_slice(), self.epoch.get(), kind, || {
@@ -591,6 +592,7 @@ impl<'a> BoardCtx<'a> {
     /// WRONGTYPE unless it is missing or of type `want`; `TRYAGAIN` when it
     /// is missing while the board's slot moves ([`BoardCtx::moving`]). The
     /// one way the handlers open a key.
+    #[inline]
     pub fn open(&self, name: &RedisString, want: ffi::KeyKind, write: bool) -> Res<ffi::Key> {
         let k = self.open_here(name, want, write)?;
         if self.moving && k.kind() == ffi::KeyKind::Empty {
@@ -602,6 +604,7 @@ impl<'a> BoardCtx<'a> {
     /// [`BoardCtx::open`] without the migration check: for a key that may
     /// legitimately be missing whatever the slot's state (the epoch probes
     /// of [`BoardCtx::load_epoch`]). Error: WRONGTYPE.
+    #[inline]
     fn open_here(&self, name: &RedisString, want: ffi::KeyKind, write: bool) -> Res<ffi::Key> {
         let k = ffi::Key::open(self.ctx, name, write);
         match k.kind() {
@@ -633,6 +636,7 @@ impl<'a> BoardCtx<'a> {
 
     /// Names, ACL-checks and opens a derived key ([`BoardCtx::derived`],
     /// then [`BoardCtx::open`]).
+    #[inline]
     pub fn open_derived(
         &self,
         kind: keys::Kind,

@@ -269,3 +269,206 @@ fn exponent_zero_and_tiny_exponents_are_constant_or_monotone() {
     // Below 2^-40 the bound is not claimed; pow(x, 1e-300) is still 1.
     assert_eq!(pow(5e12, 1e-300), 1.0);
 }
+
+// ---- the fast path of exp2 (module docs, "Fast path") ----------------------
+
+/// A small deterministic generator (splitmix64) for the million-input
+/// comparisons below (proptest's shrinking is not needed there: a failure
+/// prints its input).
+struct Mix(u64);
+
+impl Mix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut x = self.0;
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    }
+
+    /// Uniform in `[0, n)` (n > 0; the bias of the modulo does not matter here).
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// [`exp2`] by the 124-bit method alone: the bits every version before
+/// the fast path gave, which [`exp2`] must keep.
+fn exp2_reference(z: f64) -> f64 {
+    match exp2_exponent(z) {
+        Ok(zq) => exp2_slow(zq),
+        Err(v) => v,
+    }
+}
+
+/// The proven bound of the fast approximation, `3.72 · 2^63` units of
+/// `2^-126` (module docs), before [`FAST_ERR`]'s margin.
+const FAST_BOUND: f64 = 3.72 * 9_223_372_036_854_775_808.0;
+
+/// How far the fast approximation of `2^zq` is from the 124-bit one, in
+/// units of [`FAST_BOUND`] (the 124-bit one is within `2^-101` of the exact
+/// value, far below the bound), or `None` where the fast path does not apply.
+fn fast_error_in_bounds(zq: i128) -> Option<f64> {
+    let (k, m) = exp2_fast_approx(zq)?;
+    let (ms, e2) = exp2_approx(zq).expect("in range");
+    // Both as multiples of 2^(k − 126): m directly, ms · 2^(e2 − k + 126).
+    let shift = e2 - (k as i32 - 126);
+    assert!((0..=3).contains(&shift), "{zq}: shift {shift}");
+    let d = m.abs_diff(ms << shift);
+    Some(d as f64 / FAST_BOUND)
+}
+
+#[test]
+fn fast_coefficients_match_the_124_bit_tables() {
+    for (n, &c) in FAST_P.iter().enumerate() {
+        if n < EXP_P.len() {
+            let want = ((EXP_P[n] + (1 << 60)) >> 61) as u64;
+            assert_eq!(c, want, "n = {n}");
+        } else {
+            let want = EXP_TAIL[n - EXP_P.len()] * 2f64.powi(63);
+            assert!((c as f64 - want).abs() <= 2.0, "n = {n}: {c} vs {want}");
+        }
+    }
+    for (j, &e) in FAST_E.iter().enumerate() {
+        let back = i128::from(e) << 61;
+        assert!((back - EXP_E[j]).abs() <= 1 << 60, "j = {j}");
+        assert!(e >> 63 == 1, "j = {j}");
+    }
+}
+
+/// On every reference input (exact values from mpmath at 200 bits) the
+/// fast approximation is within its proven bound, and the rounding test
+/// lets the fast path answer only with the correctly rounded result.
+#[test]
+fn fast_path_is_within_its_bound_on_the_reference_inputs() {
+    let (mut worst, mut fast, mut slow) = (f64::NEG_INFINITY, 0, 0);
+    for w in lines("exp2") {
+        let (z, want) = (hex64(w[1]), hex64(w[2]));
+        let k: i32 = w[3].parse().expect("k");
+        let vm = u128::from_str_radix(w[4], 16).expect("M");
+        let Ok(zq) = exp2_exponent(z) else { continue };
+        let Some((kf, m)) = exp2_fast_approx(zq) else {
+            continue;
+        };
+        let err = rel_error_log2(m, kf as i32 - 126, vm, k);
+        assert!(err < -62.1, "exp2({z:e}): fast error 2^{err:.1}");
+        worst = worst.max(err);
+        match exp2_fast(zq) {
+            Some(v) => {
+                assert_eq!(v.to_bits(), want.to_bits(), "exp2({z:e})");
+                fast += 1;
+            }
+            None => slow += 1,
+        }
+    }
+    assert!(fast > 3000, "{fast} fast, {slow} slow");
+    eprintln!("exp2 fast path: worst error 2^{worst:.1}; {fast} fast, {slow} to the slow path");
+}
+
+/// The same bits as the 124-bit method for millions of inputs: `z` in the
+/// trending range `[-1100, 1100]` (uniform, and with random exponents), the
+/// weight's and the decay's `rem / h` for millisecond times and half-lives
+/// in whole seconds, and `z` in Q112 as `pow` makes it. Each fast
+/// approximation is also within its proven bound, and the slow path is
+/// taken for under 2% of the inputs.
+#[test]
+fn fast_exp2_gives_the_slow_bits() {
+    let mut g = Mix(0x5eed_0032);
+    let (mut n, mut fallbacks, mut worst) = (0u64, 0u64, 0.0f64);
+    let mut check = |z: f64, n: &mut u64| {
+        let (got, want) = (exp2(z), exp2_reference(z));
+        assert_eq!(
+            got.to_bits(),
+            want.to_bits(),
+            "exp2({z:e}) = {got:e} vs {want:e}"
+        );
+        *n += 1;
+        if let Ok(zq) = exp2_exponent(z) {
+            if let Some(e) = fast_error_in_bounds(zq) {
+                assert!(e < 1.0, "exp2({z:e}): {e} of the bound");
+                worst = worst.max(e);
+                fallbacks += u64::from(exp2_fast(zq).is_none());
+            }
+        }
+    };
+    for _ in 0..1_000_000 {
+        // Uniform in [-1100, 1100).
+        let u = (g.next() >> 11) as f64 / (1u64 << 53) as f64;
+        check(u * 2200.0 - 1100.0, &mut n);
+    }
+    for _ in 0..500_000 {
+        // Random sign, exponent (2^-62 to 2^10) and significand.
+        let e = 1023 - 62 + g.below(73);
+        let bits = (g.below(2) << 63) | (e << 52) | (g.next() >> 12);
+        check(f64::from_bits(bits), &mut n);
+    }
+    for _ in 0..1_500_000 {
+        // The trending weight's and decay's exponent: rem / h, with h a
+        // half-life in whole seconds and rem in [0, h) milliseconds
+        // (times up to about 16 years apart: within MAX_EXPONENT
+        // half-lives and far beyond).
+        let h = match g.below(4) {
+            0 => 21_600_000,
+            1 => 60_000,
+            _ => (60 + g.below(315_360_000 - 60)) * 1000,
+        };
+        let d = g.below(500_000_000_000);
+        let rem = d % h;
+        check(rem as f64 / h as f64, &mut n);
+    }
+    // pow's exponents (Q112, not from a double) straight to exp2_fixed.
+    for _ in 0..500_000 {
+        let zq = (g.next() as i128 | (i128::from(g.next()) << 64)) >> 13;
+        let got = exp2_fixed(zq);
+        let want = exp2_slow(zq);
+        assert_eq!(got.to_bits(), want.to_bits(), "exp2_fixed({zq})");
+        n += 1;
+    }
+    assert!(n >= 3_500_000);
+    let rate = fallbacks as f64 / n as f64;
+    assert!(rate < 0.02, "{fallbacks} of {n} to the slow path");
+    eprintln!(
+        "fast exp2: {n} inputs, {fallbacks} to the slow path, worst error {worst:.3} of the bound"
+    );
+}
+
+/// The fraction lane (`z` in `[2^-60, 1)` cut to Q64 from the double's
+/// bits) makes the very approximation of the Q112 path: the same answer,
+/// including where both leave the input to the slow path, and nothing
+/// outside its range.
+#[test]
+fn fraction_lane_is_the_q112_fast_path() {
+    let mut g = Mix(0x0f_0032);
+    for i in 0..1_000_000u64 {
+        let z = match i % 3 {
+            0 => (g.next() >> 11) as f64 / (1u64 << 53) as f64,
+            1 => f64::from_bits(((1023 - 61 + g.below(62)) << 52) | (g.next() >> 12)),
+            _ => {
+                let h = (60 + g.below(315_360_000 - 60)) * 1000;
+                (g.next() % h) as f64 / h as f64
+            }
+        };
+        let want = exp2_exponent(z).ok().and_then(exp2_fast);
+        let got = exp2_fast_fraction(z);
+        if (1.0 / (1u64 << 60) as f64..1.0).contains(&z) {
+            assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{z:e}");
+        } else {
+            assert_eq!(got, None, "{z:e}");
+        }
+    }
+    for z in [
+        0.0,
+        -0.0,
+        1.0,
+        -1e-300,
+        1e-300,
+        f64::NAN,
+        2f64.powi(-60),
+        1.0 - f64::EPSILON / 2.0,
+    ] {
+        if let Some(v) = exp2_fast_fraction(z) {
+            assert_eq!(v.to_bits(), exp2_reference(z).to_bits(), "{z:e}");
+        }
+        assert_eq!(exp2(z).to_bits(), exp2_reference(z).to_bits(), "{z:e}");
+    }
+}

@@ -296,7 +296,8 @@ fn add_core(
                 count: card,
                 recounted: true,
             };
-            return Ok((added, Some(estimate(&hist))));
+            // The register went down to `old`: no bin above the top after.
+            return Ok((added, Some(estimate_from(&hist, top_of(&hist)))));
         }
         let (card, recounted) = count_dense(value);
         let added = Added {
@@ -311,12 +312,16 @@ fn add_core(
     let c = locate(&value[HEADER_LEN..], index, &mut zeros, &mut hist)?;
     let changed = sparse_set(value, &c, index, count, sparse_max_bytes);
     let mut before = None;
+    // The top bin and register sum of the estimate before, when taken.
+    let mut sum_before = None;
     if changed {
         if want_before {
             before = Some(cached_before.unwrap_or_else(|| {
-                let mut h = hist;
-                h[0] = zeros;
-                estimate(&h)
+                hist[0] = zeros;
+                let top = top_of(&hist);
+                let z = register_sum(&hist, top);
+                sum_before = Some((top, z));
+                estimate_of_sum(z, zeros)
             }));
         }
         value[15] |= STALE;
@@ -337,7 +342,17 @@ fn add_core(
         return Ok((added, before));
     }
     hist[0] = zeros;
-    let card = estimate(&hist);
+    let card = match sum_before {
+        // The sum after is the sum before with the one register moved
+        // (exact: see [`moved_sum`]), so the bins are not summed twice.
+        Some((top, z)) if top.max(usize::from(count)) <= EXACT_TOP => {
+            estimate_of_sum(moved_sum(z, c.value, count), zeros)
+        }
+        // Only the changed register's bin (`count`) can be above the top
+        // before: the scan for the top is not made twice.
+        Some((top, _)) => estimate_from(&hist, top.max(usize::from(count)).min(Q as usize)),
+        None => estimate_from(&hist, top_of(&hist)),
+    };
     let recounted = worth_caching(value);
     if recounted {
         value[8..16].copy_from_slice(&card.to_le_bytes());
@@ -475,23 +490,86 @@ fn dense_histogram(body: &[u8]) -> [u32; 64] {
 /// `+0`, so they are skipped. And `m · sigma(zeros / m)` is taken from
 /// [`sigma_term`] (each value computed once).
 fn estimate(h: &[u32; 64]) -> u64 {
-    let m = REGISTERS as f64;
+    estimate_from(h, top_of(h))
+}
+
+/// The highest bin [`estimate`] must step through: `Q` when a register is
+/// above `Q` (the sum does not start at `+0`), else the highest non-empty
+/// bin of `1..=Q` (0 when there is none).
+fn top_of(h: &[u32; 64]) -> usize {
     let q = Q as usize;
-    let mut z = m * tau((m - f64::from(h[q + 1])) / m);
     let mut top = q;
     if h[q + 1] == 0 {
         while top > 0 && h[top] == 0 {
             top -= 1;
         }
     }
+    top
+}
+
+/// [`estimate`] stepping through the bins from `top` down, for any `top`
+/// from [`top_of`]`(h)` to `Q`: the steps of the empty bins in between
+/// leave the sum `+0`, so every such `top` gives the same bits.
+fn estimate_from(h: &[u32; 64], top: usize) -> u64 {
+    estimate_of_sum(register_sum(h, top), h[0])
+}
+
+/// The estimate's sum over the register bins (`hllCount`'s `z` before
+/// its sigma term), stepping from `top` down (see [`estimate_from`]).
+fn register_sum(h: &[u32; 64], top: usize) -> f64 {
+    let m = REGISTERS as f64;
+    let q = Q as usize;
+    debug_assert!(top_of(h) <= top && top <= q);
+    let mut z = m * tau((m - f64::from(h[q + 1])) / m);
     for j in (1..=top).rev() {
         z += f64::from(h[j]);
         z *= 0.5;
     }
-    z += sigma_term(h[0]);
+    z
+}
+
+/// The estimate from the register sum `z` ([`register_sum`]) and the
+/// number of zero registers.
+fn estimate_of_sum(z: f64, zeros: u32) -> u64 {
+    let m = REGISTERS as f64;
+    let z = z + sigma_term(zeros);
     // 0.5/ln(2), the constant the server writes as 0.721347520444481703680.
     const ALPHA_INF: f64 = 0.721_347_520_444_481_7;
-    (ALPHA_INF * m * m / z).round() as u64
+    round_to_u64(ALPHA_INF * m * m / z)
+}
+
+/// The highest bin up to which [`register_sum`] is exact: with no register
+/// above `Q` it starts at `+0` and each step `z = (z + h[j]) / 2` keeps
+/// `z` a multiple of `2^-top` below `2^15` (at most 16,384 registers), 52
+/// bits at most, so `z` is exactly `Σ h[j] · 2^-j`.
+const EXACT_TOP: usize = 37;
+
+/// [`register_sum`] after one register went from `old` to `new` (`old <
+/// new`, both at most [`EXACT_TOP`], as is the sum's top bin): `z + 2^-new
+/// − 2^-old` (no `2^-old` for a zero register, which the sigma term
+/// counts). Every partial result is a multiple of `2^-EXACT_TOP` below
+/// `2^15`, so exact: the very bits of the sum taken again.
+fn moved_sum(z: f64, old: u8, new: u8) -> f64 {
+    let p = |v: u8| f64::from_bits((1023 - u64::from(v)) << 52);
+    let z = z + p(new);
+    if old == 0 {
+        z
+    } else {
+        z - p(old)
+    }
+}
+
+/// `x.round() as u64` (halves away from zero, saturating; NaN gives 0)
+/// without the library call: below `2^52` the fraction `x − ⌊x⌋` is exact,
+/// and from `2^52` on every double is a whole number.
+fn round_to_u64(x: f64) -> u64 {
+    let i = x as u64;
+    if x - i as f64 >= 0.5 {
+        // From 2^64 on (i saturated) the difference is >= 0.5 too.
+        i.saturating_add(1)
+    } else {
+        i
+    }
 }
 
 /// `m · sigma(zeros / m)` for each number of zero registers, kept once
@@ -1408,6 +1486,82 @@ mod tests {
             let want = reference_estimate(&h);
             prop_assert_eq!(estimate(&h), want);
             prop_assert_eq!(estimate(&h), want);
+        }
+    }
+
+    proptest! {
+        /// Any top bin from `top_of` to `Q` gives the estimate's bits.
+        #[test]
+        fn estimate_from_any_top_above_the_highest_bin(h in histograms(), extra in 0usize..60) {
+            let want = reference_estimate(&h);
+            let top = (top_of(&h) + extra).min(Q as usize);
+            prop_assert_eq!(estimate_from(&h, top), want);
+        }
+
+        /// The rounding without the library call is `f64::round`'s.
+        #[test]
+        fn round_to_u64_is_the_library_round(
+            x in prop_oneof![
+                0.0f64..1e6, 0.0f64..1e20, (0u64..1 << 40).prop_map(|n| n as f64 + 0.5),
+                (0u64..1 << 53).prop_map(|n| n as f64 / 2.0), any::<f64>(),
+            ],
+        ) {
+            prop_assert_eq!(round_to_u64(x), x.round() as u64);
+        }
+    }
+
+    proptest! {
+        /// The sum with one register moved is the sum taken again, to the
+        /// bit, for histograms of a sparse value's range (registers up to
+        /// 32) and any move up within [`EXACT_TOP`].
+        #[test]
+        fn moved_sum_is_the_sum_taken_again(
+            runs in proptest::collection::vec((1usize..=32, 1u32..3000), 0..30),
+            old in 0u8..=32, up in 1u8..=37,
+        ) {
+            let mut h = [0u32; 64];
+            let mut left = REGISTERS as u32 - 1;
+            for (v, n) in runs {
+                let n = n.min(left);
+                h[v] += n;
+                left -= n;
+            }
+            h[0] += left;
+            h[usize::from(old)] += 1;
+            let new = (old + up).min(EXACT_TOP as u8);
+            prop_assume!(new > old);
+            let z = register_sum(&h, top_of(&h));
+            let mut after = h;
+            after[usize::from(old)] -= 1;
+            after[usize::from(new)] += 1;
+            let want = register_sum(&after, top_of(&after));
+            prop_assert_eq!(moved_sum(z, old, new).to_bits(), want.to_bits());
+            prop_assert_eq!(estimate_of_sum(moved_sum(z, old, new), after[0]), reference_estimate(&after));
+        }
+    }
+
+    #[test]
+    fn rounding_edges_are_the_library_round() {
+        for x in [
+            0.0,
+            -0.0,
+            0.49999999999999994,
+            0.5,
+            1.5,
+            2.5,
+            4503599627370495.5,
+            4503599627370496.0,
+            9007199254740993.0,
+            1.8446744073709552e19,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -0.5,
+            -1.5,
+            f64::MIN_POSITIVE,
+        ] {
+            assert_eq!(round_to_u64(x), x.round() as u64, "{x:e}");
         }
     }
 

@@ -64,15 +64,28 @@ pub fn scale_pow2(x: f64, n: i64) -> f64 {
     x
 }
 
-/// `d / h` split into a whole part and a fraction: `(n, 2^(r))` where
-/// `d = n·h + rem`, `0 ≤ rem < h` and `r = rem / h` in `[0, 1)`; `2^r` from
-/// [`detmath::exp2`]. `h` > 0 (ms).
-fn split(d: i128, h: i64) -> (i64, f64) {
-    let h128 = i128::from(h);
-    let n = d.div_euclid(h128);
-    let rem = d.rem_euclid(h128) as f64;
-    let n = n.clamp(i128::from(i64::MIN / 2), i128::from(i64::MAX / 2)) as i64;
-    (n, detmath::exp2(rem / h as f64))
+/// `d / h` for `d = a − b` split into a whole part and a fraction:
+/// `(n, 2^(r))` where `d = n·h + rem`, `0 ≤ rem < h` and `r = rem / h` in
+/// `[0, 1)`; `2^r` from [`detmath::exp2`]. `h` > 0 (ms). In 64 bits when
+/// `a − b` fits (one division, `rem < h < 2^53` converted exactly): the
+/// same `n` and `rem`, so the same bits, as the 128-bit arithmetic of the
+/// rare other case.
+fn split(a: i64, b: i64, h: i64) -> (i64, f64) {
+    let (n, rem) = match a.checked_sub(b) {
+        Some(d) if h > 0 => (d.div_euclid(h), d.rem_euclid(h) as f64),
+        _ => {
+            let (d, h128) = (i128::from(a) - i128::from(b), i128::from(h));
+            let n = d.div_euclid(h128);
+            (
+                n.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64,
+                d.rem_euclid(h128) as f64,
+            )
+        }
+    };
+    (
+        n.clamp(i64::MIN / 2, i64::MAX / 2),
+        detmath::exp2(rem / h as f64),
+    )
 }
 
 /// Grain of [`view_keep`] (ms): rounded down to a whole minute, so views
@@ -102,6 +115,11 @@ pub const KEEP_MARGIN: i64 = 16;
 /// `AT` in the past guarantees more (HOT.VIEW refuses an `AT` later than
 /// the clock; one would guarantee less). Rounded down to [`KEEP_STEP`].
 pub fn view_keep(t: i64, now: i64, kept: i64) -> i64 {
+    // In 64 bits when nothing can overflow (the usual case: one division).
+    let k64 = t.checked_sub(now).and_then(|lead| kept.checked_sub(lead));
+    if let Some(k) = k64.filter(|k| k.unsigned_abs() < 1 << 62) {
+        return (k.div_euclid(KEEP_STEP) * KEEP_STEP).clamp(i64::MIN / 2, i64::MAX / 2);
+    }
     let k = i128::from(kept) - (i128::from(t) - i128::from(now));
     let step = i128::from(KEEP_STEP);
     let k = k.div_euclid(step) * step;
@@ -160,7 +178,7 @@ pub fn landmark_shift(l: i64, t: i64, h: i64) -> i64 {
 /// 2^x · uv_rise` with `x = (t − l)/h`. `uv_rise` is the UV estimate after
 /// the view minus the one before (0 when it did not rise).
 pub fn weight(alpha: f64, beta: f64, uv_rise: i64, t: i64, l: i64, h: i64) -> f64 {
-    let (n, g) = split(i128::from(t) - i128::from(l), h);
+    let (n, g) = split(t, l, h);
     let w = alpha * g + beta * g * uv_rise.max(0) as f64;
     scale_pow2(w, n)
 }
@@ -186,7 +204,7 @@ pub struct Decay {
 impl Decay {
     /// The split of `2^((l − q)/h)`: `l − q = m·h + rem`, `0 ≤ rem < h`.
     pub fn new(q: i64, l: i64, h: i64) -> Decay {
-        let (m, g) = split(i128::from(l) - i128::from(q), h);
+        let (m, g) = split(l, q, h);
         Decay { m, g }
     }
 
@@ -416,6 +434,50 @@ mod tests {
         }
     }
 
+    /// [`split`] as it was, all in 128 bits: the reference of its bits.
+    fn split_wide(d: i128, h: i64) -> (i64, f64) {
+        let h128 = i128::from(h);
+        let n = d.div_euclid(h128);
+        let rem = d.rem_euclid(h128) as f64;
+        let n = n.clamp(i128::from(i64::MIN / 2), i128::from(i64::MAX / 2)) as i64;
+        (n, crate::detmath::exp2(rem / h as f64))
+    }
+
+    /// [`view_keep`] as it was, all in 128 bits.
+    fn view_keep_wide(t: i64, now: i64, kept: i64) -> i64 {
+        let k = i128::from(kept) - (i128::from(t) - i128::from(now));
+        let step = i128::from(KEEP_STEP);
+        let k = k.div_euclid(step) * step;
+        k.clamp(i128::from(i64::MIN / 2), i128::from(i64::MAX / 2)) as i64
+    }
+
+    fn any_time() -> impl Strategy<Value = i64> {
+        prop_oneof![
+            -4_000_000_000_000i64..4_000_000_000_000,
+            any::<i64>(),
+            Just(i64::MIN),
+            Just(i64::MAX),
+            Just(0i64),
+        ]
+    }
+
+    proptest! {
+        /// The 64-bit split gives the 128-bit one's whole part and bits,
+        /// in range and at the extremes (`a − b` overflowing an i64).
+        #[test]
+        fn split_in_64_bits_is_the_wide_split(a in any_time(), b in any_time(), h in half_life()) {
+            let (n, g) = split(a, b, h);
+            let (wn, wg) = split_wide(i128::from(a) - i128::from(b), h);
+            prop_assert_eq!((n, g.to_bits()), (wn, wg.to_bits()));
+        }
+
+        /// The same for [`view_keep`].
+        #[test]
+        fn view_keep_in_64_bits_is_the_wide_one(t in any_time(), now in any_time(), kept in any_time()) {
+            prop_assert_eq!(view_keep(t, now, kept), view_keep_wide(t, now, kept));
+        }
+    }
+
     fn half_life() -> impl Strategy<Value = i64> {
         prop_oneof![
             Just(MIN_HALF_LIFE_MS),
@@ -456,7 +518,7 @@ mod tests {
             let q = l.saturating_add(dq);
             let d = Decay::new(q, l, h);
             for s in sums {
-                let (m, g) = split(i128::from(l) - i128::from(q), h);
+                let (m, g) = split_wide(i128::from(l) - i128::from(q), h);
                 let reference = scale_pow2(s * g, m);
                 prop_assert_eq!(d.score(s).to_bits(), reference.to_bits());
                 prop_assert_eq!(score_at(s, q, l, h).to_bits(), reference.to_bits());
