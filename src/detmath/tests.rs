@@ -472,3 +472,91 @@ fn fraction_lane_is_the_q112_fast_path() {
         assert_eq!(exp2(z).to_bits(), exp2_reference(z).to_bits(), "{z:e}");
     }
 }
+
+/// Edge inputs of the fast path against the 124-bit method alone (review
+/// of issue 32): every table entry `j` with `ρ` at both ends of its range
+/// and the fraction's cut bits all set (the largest `f − f'`), integers and
+/// their neighbours one Q112 unit away, the edges of the normal range
+/// (`k` = −1023, −1022, 1023: subnormal results, the carry into the
+/// exponent, the overflow to infinity), and the doubles around them.
+#[test]
+fn fast_exp2_edges_give_the_slow_bits() {
+    let one = 1i128 << QZ;
+    let mut zs: Vec<i128> = Vec::new();
+    for k in [
+        -1080i128, -1024, -1023, -1022, -1021, -2, -1, 0, 1, 2, 1022, 1023,
+    ] {
+        for j in 0..256i128 {
+            let base = (k << QZ) + (j << (QZ - 8));
+            for rho in [
+                0i128,
+                1,
+                (1 << 48) - 1,
+                1 << 48,
+                (1 << (QZ - 8)) - 1,
+                (1 << (QZ - 8)) - (1 << 48),
+                (1 << (QZ - 9)) + (1 << 47) - 1,
+            ] {
+                zs.push(base + rho);
+            }
+        }
+        for d in [-3i128, -2, -1, 0, 1, 2, 3, -(1 << 48), 1 << 48] {
+            zs.push((k << QZ) + d);
+        }
+    }
+    zs.push(1024 * one - 1);
+    zs.push(1024 * one);
+    let mut fast = 0;
+    for &zq in &zs {
+        let (got, want) = (exp2_fixed(zq), exp2_slow(zq));
+        assert_eq!(
+            got.to_bits(),
+            want.to_bits(),
+            "exp2_fixed({zq}): {got:e} vs {want:e}"
+        );
+        if let Some(e) = fast_error_in_bounds(zq) {
+            assert!(e < 1.0, "{zq}: {e} of the bound");
+        }
+        fast += usize::from(exp2_fast(zq).is_some());
+    }
+    assert!(fast > zs.len() / 2, "{fast} of {}", zs.len());
+    // Doubles: specials, the lane's edges, integers and their neighbours.
+    let mut ds = vec![
+        0.0,
+        -0.0,
+        f64::NAN,
+        -f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::MIN_POSITIVE,
+        -f64::MIN_POSITIVE,
+        5e-324,
+        -5e-324,
+        f64::MAX,
+        f64::MIN,
+        -1080.0,
+        -1074.0,
+        -1075.0,
+        -1074.5,
+    ];
+    let lane = 2f64.powi(-60);
+    for x in [lane, 1.0, 0.5, 0.25, -lane, -1.0] {
+        ds.extend([
+            x,
+            f64::from_bits(x.to_bits() - 1),
+            f64::from_bits(x.to_bits() + 1),
+        ]);
+    }
+    for i in -1081i32..=1025 {
+        let x = f64::from(i);
+        ds.extend([x, x.next_down(), x.next_up(), x + 0.5, x - 0.5]);
+    }
+    for z in ds {
+        let (got, want) = (exp2(z), exp2_reference(z));
+        assert_eq!(
+            got.to_bits(),
+            want.to_bits(),
+            "exp2({z:e}): {got:e} vs {want:e}"
+        );
+    }
+}
