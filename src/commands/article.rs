@@ -4,7 +4,8 @@
 //! that rescore (HOT.PUBLISH, HOT.ALTER, HOT.REPAIR); it imports no other
 //! handler module.
 
-use super::board::{published_at, uv_of};
+use super::board::uv_of;
+use super::published_at;
 use super::{article_counts_whole, counter_of, BoardCtx, Res};
 use crate::ffi::KeyKind;
 use crate::keys::Kind;

@@ -4,7 +4,7 @@
 //! `hot.rs`, `view.rs` and `hot_settings.rs`.
 
 use super::identity::{self, Family};
-use super::{effect, BoardCtx, Fail, Res};
+use super::{effect, expire_effect, BoardCtx, Fail, Res};
 use crate::config;
 use crate::ffi::{self, Event, KeyKind};
 use crate::hot::record::BoardRecord;
@@ -22,12 +22,6 @@ pub(super) fn not_ours(name: &RedisString, what: &str) -> Fail {
         name.as_slice().escape_ascii()
     ))
 }
-
-// Moved to `super` (the glue's floor, which a view reads and writes
-// through without leaving it); named here too for the other handlers.
-pub(super) use super::{
-    expire_effect, hset_effect, published_and_last_view, published_at, LAST_VIEW, PUBLISHED_AT,
-};
 
 /// The UV of an open HyperLogLog handle: the count cached in its header,
 /// or, when that is stale, the estimate computed on a copy (a read writes

@@ -4,12 +4,12 @@
 
 use super::article::{facts, Facts};
 use super::board::{
-    board_record, check_hot_board, hset_effect, note_board_write, published_at, read_settings_from,
-    refresh_retention, uv_of, BoardState,
+    board_record, check_hot_board, note_board_write, read_settings_from, refresh_retention, uv_of,
+    BoardState,
 };
 use super::{
-    article_counts_whole, bulk, counter_of, trailing_at_clock, zadd_score_effect, Args, BoardCtx,
-    CommandsMode, Fail, Res,
+    article_counts_whole, bulk, counter_of, hset_effect, published_at, trailing_at_clock,
+    zadd_score_effect, Args, BoardCtx, CommandsMode, Fail, Res,
 };
 use crate::ffi::KeyKind;
 use crate::hot::settings::BoardSettings;
@@ -89,7 +89,7 @@ pub(super) fn publish_impl(ctx: &Context, argv: &[RedisString]) -> Res<RedisValu
         b.delete_open(&mut [(&pv, &mut pv_h), (&uv, &mut uv_h)], false);
     }
     let p = IntText::new(published);
-    let fields = [(&*super::board::PUBLISHED_AT, p.as_bytes())];
+    let fields = [(&*super::PUBLISHED_AT, p.as_bytes())];
     meta_h.hash_set(&fields);
     hset_effect(ctx, &meta, &fields);
     refresh_retention(

@@ -10,9 +10,8 @@
 
 use super::article::facts;
 use super::board::settings_of;
-use super::board::{
-    board_record, check_hot_board, dedup_name, dedup_shard_name, published_and_last_view,
-};
+use super::board::{board_record, check_hot_board, dedup_name, dedup_shard_name};
+use super::published_and_last_view;
 use super::{bulk, counter_of, effect, zadd_effect, Args, BoardCtx, Fail, Res};
 use crate::config;
 use crate::ffi::{self, Event, KeyKind};

@@ -25,7 +25,8 @@
 //! failover) during the steps leaves the rest of the old index; the next
 //! HOT.DROP of that name resumes it.
 
-use super::board::{board_record, check_hot_board, expire_effect};
+use super::board::{board_record, check_hot_board};
+use super::expire_effect;
 use super::hot_admin::ARTICLE_KEYS;
 use super::{effect, Args, BoardCtx, Res};
 use crate::config;

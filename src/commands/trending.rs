@@ -4,7 +4,7 @@
 //! trending, HOT.STATS, HOT.INFO and HOT.EXPORT. The landmark and
 //! half-life live in the board record's settings.
 
-use super::board::published_at;
+use super::published_at;
 use super::zread::ALL;
 use super::{BoardCtx, Fail, Res};
 use crate::ffi::{self, KeyKind};

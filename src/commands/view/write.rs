@@ -5,11 +5,12 @@
 //! ([`replicate_view`]); then the board upkeep it calls for. It decides
 //! nothing the plan has not (dedup entry, `lastView`, expiries, record).
 
-use super::super::board::{refresh_retention, write_record, BoardState, LAST_VIEW, PUBLISHED_AT};
+use super::super::board::{refresh_retention, write_record, BoardState};
 use super::super::hot::{expired_fronts, upkeep};
 use super::super::hot_admin::{index_add, index_append};
 use super::super::{create_effect, effect, expire_effect, hset_effect, zadd_effect};
 use super::super::{zadd_score_effect, BoardCtx, Res};
+use super::super::{LAST_VIEW, PUBLISHED_AT};
 use super::{Request, ViewHandles, ViewKeys};
 use crate::ffi::{self, Event, KeyKind};
 use crate::hot::settings::BoardSettings;
