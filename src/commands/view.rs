@@ -121,7 +121,7 @@ fn board_state(
     if !s.stored {
         identity::refuse_without_identity(b, Family::Hot)?;
     }
-    if !s.formula_ok {
+    if !s.formula.is_valid() {
         return Err(view_error(view::ViewError::BadFormula));
     }
     Ok(s)
@@ -201,12 +201,12 @@ impl<'s> ViewKeys<'s> {
     fn new(b: &BoardCtx, r: &Request, s: &'s Setup, hb: RedisString) -> Res<Self> {
         let id = s.id;
         let dedup = if s.dedup_window > 0 {
-            Some(b.dedup_derived(id, &[s.dedup_window_s, s.dedup_shard], true)?)
+            Some(b.dedup_derived(id, &[s.dedup_window_s(), s.dedup_shard], true)?)
         } else {
             None
         };
         let vv = if s.visitor_max > 0 {
-            let w = IntsText::new(&[s.visitor_window_s, s.visitor_index]);
+            let w = IntsText::new(&[s.visitor_window_s(), s.visitor_index]);
             Some(if id == 0 {
                 b.derived(Kind::VisitorViews, &[w.as_bytes(), r.visitor], true)?
             } else {
@@ -412,7 +412,7 @@ fn read_old_dedup(b: &BoardCtx, k: &ViewKeys, r: &Request) -> Res<(bool, bool)> 
     let (gens, n) = dedup::generations(r.t, s.dedup_window, r.now);
     let (mut duplicate, mut any) = (false, false);
     for g in &gens[..n] {
-        let nums = [s.dedup_window_s, *g, s.dedup_shard];
+        let nums = [s.dedup_window_s(), *g, s.dedup_shard];
         let name = b.dedup_derived(s.id, &nums, false)?;
         let h = b.open(&name, KeyKind::String, false)?;
         if h.kind() == KeyKind::Empty {

@@ -33,26 +33,34 @@ pub struct Setup {
     pub stored: bool,
     /// The view stores the settings (the record had none, or there is none).
     pub new_settings: bool,
-    /// The formula's parameters are in range ([`Formula::is_valid`]).
-    pub formula_ok: bool,
     /// The pair's dedup fingerprint ([`dedup::fingerprint`]).
     pub fp: u64,
     /// The dedup window (ms, 0 = off) and the pair's shard (0 when off).
     pub dedup_window: i64,
     pub dedup_shard: i64,
-    /// The dedup window in seconds (names the shard strings).
-    pub dedup_window_s: i64,
     /// `visitor-max-views` (0 = the abnormal-traffic check is off).
     pub visitor_max: i64,
-    /// The visitor window (ms), its length in seconds and this view's
-    /// window index (`t div window`: they name the visitor's counter).
+    /// The visitor window (ms) and this view's window index (`t div
+    /// window`: with the window in seconds, they name the visitor's
+    /// counter).
     pub visitor_window: i64,
-    pub visitor_window_s: i64,
     pub visitor_index: i64,
     /// `retention-seconds`, in ms.
     pub retention: i64,
     /// The board keeps a trending ranking.
     pub trending: bool,
+}
+
+impl Setup {
+    /// The dedup window in whole seconds (names the shard strings).
+    pub fn dedup_window_s(&self) -> i64 {
+        self.dedup_window / 1000
+    }
+
+    /// The visitor window in whole seconds (names the visitor's counter).
+    pub fn visitor_window_s(&self) -> i64 {
+        self.visitor_window / 1000
+    }
 }
 
 /// The first step of a view: from the board record's bytes as stored
@@ -89,14 +97,11 @@ pub fn setup(
         formula: s.formula,
         stored: had,
         new_settings,
-        formula_ok: s.formula.is_valid(),
         fp,
         dedup_window,
         dedup_shard,
-        dedup_window_s: dedup_window / 1000,
         visitor_max: s.visitor_max_views(),
         visitor_window,
-        visitor_window_s: visitor_window / 1000,
         visitor_index: if visitor_window > 0 {
             t.div_euclid(visitor_window)
         } else {
@@ -682,11 +687,11 @@ mod tests {
         let s = BoardSettings::default();
         let rec = BoardRecord::new_board(s).text();
         let got = setup(Some(&rec), || unreachable!(), b"a", b"v", 7_200_000).unwrap();
-        assert!(got.stored && !got.new_settings && got.formula_ok);
+        assert!(got.stored && !got.new_settings && got.formula.is_valid());
         assert_eq!(got.fp, dedup::fingerprint(b"a", b"v"));
         let shard = dedup::shard(got.fp, s.dedup_shards() as u32);
         assert_eq!(got.dedup_shard, i64::from(shard));
-        assert_eq!(got.dedup_window_s * 1000, s.dedup_ms());
+        assert_eq!(got.dedup_window_s() * 1000, s.dedup_ms());
         assert_eq!(got.visitor_index, 7_200_000 / s.visitor_window_ms());
         let new = setup(None, || s, b"a", b"v", 0).unwrap();
         assert!(!new.stored && new.new_settings);
