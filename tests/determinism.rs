@@ -424,12 +424,9 @@ fn effects_and_commands_replicas_and_aof_match_across_trending_landmark_moves() 
     let t0 = (now_s() - 2 * 86_400) * 1000 + 7_777;
     let q = t0 + (SPAN + 30) * HL;
     for (mode, replica_module) in [("effects", false), ("commands", true)] {
-        let mut master = Node::new(&format!("trend-{mode}"));
-        master.start(&AOF_ALWAYS);
-        let mut m = master.conn();
-        config_set(&mut m, "hotrank.replicate", mode);
-        let replica = replica_on(master.port, replica_module);
-        let mut r = replica.conn();
+        let (mut master, replica) =
+            aof_master_and_replica(&format!("trend-{mode}"), mode, replica_module);
+        let (mut m, mut r) = (master.conn(), replica.conn());
 
         let landmarks = trending_views(&mut m, "hot:{t}", t0, 0x5EED_0032);
         // Two moves before the removal (after the eighth tenth: no

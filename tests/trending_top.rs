@@ -24,7 +24,7 @@
 
 mod common;
 use common::node::Node;
-use common::repl::{digest, ok, replica_on, ts, wait_replica, AOF_ALWAYS};
+use common::repl::{aof_master_and_replica, digest, ok, ts, wait_replica, AOF_ALWAYS};
 use common::*;
 use redis::{Connection, Value};
 
@@ -307,12 +307,9 @@ fn a_board_of_old_activity_looks_up_every_article_it_lists() {
 #[test]
 fn replicas_and_an_aof_replay_hold_the_masters_keep() {
     for (mode, replica_module) in [("effects", false), ("commands", true)] {
-        let mut master = Node::new(&format!("trendtop-{mode}"));
-        master.start(&AOF_ALWAYS);
-        let mut m = master.conn();
-        config_set(&mut m, "hotrank.replicate", mode);
-        let replica = replica_on(master.port, replica_module);
-        let mut r = replica.conn();
+        let (mut master, replica) =
+            aof_master_and_replica(&format!("trendtop-{mode}"), mode, replica_module);
+        let (mut m, mut r) = (master.conn(), replica.conn());
         let b = "hot:{det}";
         ok(&mut m, &["HOT.CREATE", b, "TRENDING-HALF-LIFE", "1h"]);
         let now = server_ms(&mut m);

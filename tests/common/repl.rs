@@ -53,6 +53,22 @@ pub fn replica_of(master: &Server, module: bool) -> Server {
     replica_on(master.port, module)
 }
 
+/// A master named `name` writing an AOF with `appendfsync always`, in
+/// `hotrank.replicate` `mode`, and a replica of it (with the module or
+/// without, as [`replica_on`]), its link up.
+#[allow(dead_code)] // not every test file uses it
+pub fn aof_master_and_replica(
+    name: &str,
+    mode: &str,
+    replica_module: bool,
+) -> (super::node::Node, Server) {
+    let mut master = super::node::Node::new(name);
+    master.start(&AOF_ALWAYS);
+    super::config_set(&mut master.conn(), "hotrank.replicate", mode);
+    let replica = replica_on(master.port, replica_module);
+    (master, replica)
+}
+
 /// A replica of the master on `port` (a [`Server`] or a
 /// [`super::node::Node`]), as [`replica_of`].
 #[allow(dead_code)] // not every test file uses it
